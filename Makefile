@@ -1,0 +1,54 @@
+# The two commands of the README: `make up` and `make test`. Everything else
+# here is what they are made of.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+STACK ?= dev
+NODE ?= edpm-compute-0
+ROOT := $(CURDIR)
+
+.PHONY: up down test unit integration lint env ssh toolchain venv environment preview nova-conf bench clean-env
+
+## up: set up whatever is missing, then `pulumi up` on $(STACK)
+up: environment
+	@devenv/up.sh $(STACK)
+
+## environment: toolchain, venv, API server and test nodes
+environment: toolchain venv
+	@devenv/start.sh
+
+toolchain:
+	@devenv/toolchain.sh all >/dev/null
+
+venv:
+	@devenv/venv.sh
+
+## env: export lines for plain pulumi/kubectl: eval "$$(make -s env)"
+env: toolchain venv
+	@devenv/env.sh
+
+## ssh: run CMD as root on test node NODE
+ssh:
+	@devenv/ssh.sh $(NODE) $(CMD)
+
+## down: stop everything `make up` started
+down:
+	@devenv/stop.sh
+
+## clean-env: stop and forget the local environment (API objects, node files, Pulumi state)
+clean-env: down
+	@devenv/stop.sh --forget
+
+## test: the whole suite (unit, lint, integration against the local environment)
+test: environment lint
+	@devenv/run-tests.sh
+
+unit: venv
+	@.venv/bin/python -m pytest -q tests/unit
+
+lint: venv
+	@.venv/bin/ruff check .
+	@.venv/bin/mypy
+	@cd ansible && ../.venv/bin/ansible-lint -q --profile production .
+
+preview: environment
+	@eval "$$(devenv/env.sh)"; pulumi -s $(STACK) preview --diff

@@ -1,0 +1,171 @@
+"""`PlaybookRun`: one Ansible playbook applied to one EDPM node, as a resource.
+
+Preview shows the files it will deploy (secret ones masked); `up` runs
+`ansible-playbook` over SSH only when its inputs changed; delete runs the
+node's stop playbook. Files, the SSH key and known hosts reach Ansible through
+a private temporary directory (0700, files 0600) removed after the run: never
+through argv, the environment or a world-readable file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
+
+ROOT = Path(__file__).resolve().parent.parent
+ANSIBLE_DIR = ROOT / "ansible"
+# The inputs whose change means the node must be configured again.
+RUN_INPUTS = ("playbook", "host", "sshPrivateKey", "knownHosts", "files", "publicFiles", "vars")
+_RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+
+
+def files_hash(files: Mapping[str, str]) -> str:
+    """The hash a node reports for what it deployed: names and contents, sorted."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
+    return digest.hexdigest()
+
+
+class PlaybookError(Exception):
+    pass
+
+
+def _write_private(path: Path, content: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(content)
+
+
+def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook") -> dict[str, Any]:
+    """Runs the playbook for the node in `props`; returns its recap."""
+    host = props["host"]
+    playbook = ANSIBLE_DIR / "playbooks" / props[playbook_key]
+    if not playbook.is_file():
+        raise PlaybookError(f"playbook {props[playbook_key]} not found under {ANSIBLE_DIR / 'playbooks'}")
+    workdir = Path(tempfile.mkdtemp(prefix="openstack-nova-"))
+    try:
+        files_dir = workdir / "files"
+        files_dir.mkdir(mode=0o700)
+        all_files = {**props.get("publicFiles", {}), **props.get("files", {})}
+        for name, content in all_files.items():
+            _write_private(files_dir / name, content)
+        _write_private(workdir / "id_ssh", props["sshPrivateKey"].rstrip("\n") + "\n")
+        _write_private(workdir / "known_hosts", props.get("knownHosts", ""))
+        inventory = {
+            "all": {
+                "hosts": {
+                    host["name"]: {
+                        "ansible_host": host["address"],
+                        "ansible_port": int(host.get("port", 22)),
+                        "ansible_user": host.get("user", "root"),
+                        "ansible_ssh_private_key_file": str(workdir / "id_ssh"),
+                        "ansible_ssh_common_args": (
+                            f"-o UserKnownHostsFile={workdir / 'known_hosts'} -o IdentitiesOnly=yes"
+                        ),
+                        **props.get("hostVars", {}),
+                    }
+                }
+            }
+        }
+        _write_private(workdir / "inventory.json", json.dumps(inventory))
+        extra = {**props.get("vars", {}), "edpm_config_files_src": str(files_dir)}
+        _write_private(workdir / "vars.json", json.dumps(extra))
+        env = {
+            **os.environ,
+            "ANSIBLE_CONFIG": str(ANSIBLE_DIR / "ansible.cfg"),
+            "ANSIBLE_HOME": str(workdir / "ansible-home"),
+            "ANSIBLE_LOCAL_TEMP": str(workdir / "tmp"),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_FORCE_COLOR": "0",
+        }
+        ansible = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or "ansible-playbook"
+        proc = subprocess.run(
+            [ansible, "-i", str(workdir / "inventory.json"), "-e", f"@{workdir / 'vars.json'}", str(playbook)],
+            cwd=ANSIBLE_DIR, env=env, capture_output=True, text=True, check=False,
+        )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    output = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        tail = "\n".join(output.strip().splitlines()[-25:])
+        raise PlaybookError(f"ansible-playbook {props[playbook_key]} failed on {host['name']} "
+                            f"(exit {proc.returncode}):\n{tail}")
+    match = _RECAP.search(output)
+    changed = int(match.group(3)) if match else 0
+    ok = int(match.group(2)) if match else 0
+    return {
+        "lastRun": f"{props[playbook_key]} on {host['name']}: ok={ok} changed={changed}",
+        "changed": changed,
+        "deployedHash": files_hash(all_files),
+    }
+
+
+class _PlaybookProvider(ResourceProvider):
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        result = run_playbook(props)
+        return CreateResult(id_=f"{props['host']['name']}:{props['playbook']}", outs={**props, **result})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in RUN_INPUTS if olds.get(key) != news.get(key)]
+        return DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        return UpdateResult(outs={**news, **run_playbook(news)})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        if props.get("stopPlaybook"):
+            run_playbook(props, playbook_key="stopPlaybook")
+
+
+class PlaybookRun(pulumi.dynamic.Resource):
+    """Applies `playbook` to one node; re-applies it whenever its inputs change."""
+
+    deployed_hash: pulumi.Output[str]
+    last_run: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        playbook: str,
+        host: pulumi.Input[Mapping[str, Any]],
+        ssh_private_key: pulumi.Input[str],
+        known_hosts: pulumi.Input[str],
+        files: pulumi.Input[Mapping[str, str]] | None = None,
+        public_files: pulumi.Input[Mapping[str, str]] | None = None,
+        variables: pulumi.Input[Mapping[str, Any]] | None = None,
+        stop_playbook: str | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        secret_outputs = pulumi.ResourceOptions(additional_secret_outputs=["sshPrivateKey", "files"])
+        super().__init__(
+            _PlaybookProvider(),
+            name,
+            {
+                "playbook": playbook,
+                "host": host,
+                "sshPrivateKey": pulumi.Output.secret(ssh_private_key),
+                "knownHosts": known_hosts,
+                "files": pulumi.Output.secret(files or {}),
+                "publicFiles": public_files or {},
+                "vars": variables or {},
+                "stopPlaybook": stop_playbook or "",
+                "deployedHash": None,
+                "lastRun": None,
+                "changed": None,
+            },
+            pulumi.ResourceOptions.merge(secret_outputs, opts),
+        )

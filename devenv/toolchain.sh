@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Builds the pinned toolchain from Go modules into a cache outside the checkout.
+# Each piece lands in $TOOLCHAIN/<piece>-<version>/ and is built once; a stamp
+# file marks a finished build, so an interrupted one is simply redone.
+# Usage: toolchain.sh [all|etcd|kube|pulumi|langhost|k8s-provider|bindir]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=devenv/versions.env
+. "$here/versions.env"
+CACHE=${OPENSTACK_NOVA_CACHE:-$HOME/.cache/openstack-nova}
+TOOLCHAIN=$CACHE/toolchain
+BIN=$TOOLCHAIN/bin-pulumi$PULUMI_VERSION-k8s$PULUMI_KUBERNETES_VERSION-kube$KUBERNETES_VERSION-etcd$ETCD_VERSION
+export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
+
+die() { echo "toolchain: $*" >&2; exit 1; }
+command -v go >/dev/null || die "Go is missing: install Go >= 1.25 (https://go.dev/dl is not reachable here; use the machine's Go) and run again"
+
+piece_dir() { echo "$TOOLCHAIN/$1"; }
+done_already() { [ -f "$(piece_dir "$1")/.done" ]; }
+mark_done() { touch "$(piece_dir "$1")/.done"; }
+wrapper() { # fresh throw-away Go module to build one piece in
+  local d=$TOOLCHAIN/build/$1; rm -rf "$d"; mkdir -p "$d"; cd "$d"; go mod init "example.local/$1-build" >/dev/null 2>&1
+}
+module_dir() { go mod download -json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'; }
+
+build_etcd() {
+  local p=etcd-$ETCD_VERSION; done_already "$p" && return 0
+  echo "toolchain: building etcd $ETCD_VERSION"
+  mkdir -p "$(piece_dir "$p")"; wrapper etcd
+  go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION"
+  go build -trimpath -ldflags "-s -w" -o "$(piece_dir "$p")/etcd" go.etcd.io/etcd/server/v3
+  mark_done "$p"
+}
+
+build_kube() {
+  local p=kube-$KUBERNETES_VERSION; done_already "$p" && return 0
+  echo "toolchain: building kube-apiserver and kubectl $KUBERNETES_VERSION"
+  mkdir -p "$(piece_dir "$p")"; wrapper kube
+  local staging=0.${KUBERNETES_VERSION#1.} minor
+  minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
+  local gomod; gomod=$(go list -m -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
+  for m in $(awk '$1 ~ /^k8s\.io\// && $2=="v0.0.0" {print $1}' "$gomod" | sort -u); do
+    go mod edit "-replace=$m=$m@v$staging"
+  done
+  local godebug; godebug=$(awk '$1=="godebug" {print $2}' "$gomod" | head -1)
+  [ -n "$godebug" ] && go mod edit "-godebug=$godebug"
+  go get "k8s.io/kubernetes/cmd/kube-apiserver@v$KUBERNETES_VERSION"
+  local v=k8s.io/component-base/version c=k8s.io/client-go/pkg/version
+  local ldf="-s -w -X $v.gitVersion=v$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $c.gitVersion=v$KUBERNETES_VERSION -X $c.gitMajor=1 -X $c.gitMinor=$minor"
+  go build -trimpath -ldflags "$ldf" -o "$(piece_dir "$p")/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+  go build -trimpath -ldflags "$ldf" -o "$(piece_dir "$p")/kubectl" k8s.io/kubernetes/cmd/kubectl
+  mark_done "$p"
+}
+
+build_pulumi() {
+  local p=pulumi-$PULUMI_VERSION; done_already "$p" && return 0
+  echo "toolchain: building pulumi $PULUMI_VERSION and its Python language host"
+  mkdir -p "$(piece_dir "$p")"; wrapper pulumi
+  go mod edit "-replace=github.com/atotto/clipboard=$CLIPBOARD_FORK"
+  go get "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi@v$PULUMI_VERSION" "github.com/pulumi/pulumi/sdk/v3@v$PULUMI_VERSION"
+  local ldf="-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$PULUMI_VERSION"
+  go build -trimpath -tags osusergo,grpcnotrace -ldflags "$ldf" -o "$(piece_dir "$p")/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+  # The Python SDK's own shims ship in the sdk module: the program executor and
+  # the dynamic-provider plugin.
+  local sdk; sdk=$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)
+  install -m755 "$sdk/python/cmd/pulumi-language-python-exec" "$sdk/python/dist/pulumi-resource-pulumi-python" "$(piece_dir "$p")/"
+  mark_done "$p"
+}
+
+build_k8s_provider() {
+  local p=pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION; done_already "$p" && return 0
+  echo "toolchain: building pulumi-resource-kubernetes $PULUMI_KUBERNETES_VERSION"
+  mkdir -p "$(piece_dir "$p")"
+  local mod=github.com/pulumi/pulumi-kubernetes/provider/v4 info src sum
+  info=$(cd /tmp && GONOSUMDB=$mod go mod download -json "$mod@$PULUMI_KUBERNETES_MODULE_VERSION")
+  sum=$(python3 -c 'import json,sys; print(json.load(sys.stdin).get("Sum",""))' <<<"$info")
+  [ "$sum" = "$PULUMI_KUBERNETES_MODULE_SUM" ] || die "$mod hash $sum differs from the pinned $PULUMI_KUBERNETES_MODULE_SUM"
+  src=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])' <<<"$info")
+  local d=$TOOLCHAIN/build/k8sprov; rm -rf "$d"; cp -r "$src" "$d"; chmod -R u+w "$d"; cd "$d"
+  go mod edit -dropreplace=github.com/pulumi/pulumi-kubernetes/sdk/v4 "-require=github.com/pulumi/pulumi-kubernetes/sdk/v4@v$PULUMI_KUBERNETES_SDK_VERSION"
+  export GONOSUMDB=$mod
+  (cd cmd/pulumi-resource-kubernetes && VERSION=$PULUMI_KUBERNETES_VERSION go run generate.go)
+  go build -trimpath -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=v$PULUMI_KUBERNETES_VERSION" \
+    -o "$(piece_dir "$p")/pulumi-resource-kubernetes" ./cmd/pulumi-resource-kubernetes
+  mark_done "$p"
+}
+
+# The Python language host (devenv/langhost): its own small venv with the
+# Pulumi SDK (for gRPC and the protocol stubs), a wrapper named as the CLI
+# expects, and the SDK's executor shim beside it. Re-installed when it changes.
+install_langhost() {
+  # Beside the real `pulumi`, where the CLI looks for its bundled plugins.
+  local d=$TOOLCHAIN/pulumi-$PULUMI_VERSION src=$here/langhost/pulumi_language_python.py
+  [ -x "$d/pulumi-language-python-exec" ] || die "build pulumi first: devenv/toolchain.sh pulumi"
+  if [ ! -f "$d/langhost-venv/.done" ]; then
+    rm -rf "$d/langhost-venv"; python3 -m venv "$d/langhost-venv"
+    "$d/langhost-venv/bin/pip" install -q "pulumi==$PULUMI_VERSION"
+    touch "$d/langhost-venv/.done"
+  fi
+  cmp -s "$src" "$d/pulumi_language_python.py" || install -m644 "$src" "$d/pulumi_language_python.py"
+  printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$d/langhost-venv/bin/python" "$d/pulumi_language_python.py" > "$d/pulumi-language-python.tmp"
+  chmod 755 "$d/pulumi-language-python.tmp"; mv "$d/pulumi-language-python.tmp" "$d/pulumi-language-python"
+}
+
+# One directory with every binary, linked; PATH points here.
+assemble_bindir() {
+  mkdir -p "$BIN"
+  local f
+  for f in "$TOOLCHAIN/etcd-$ETCD_VERSION/etcd" "$TOOLCHAIN/kube-$KUBERNETES_VERSION/kube-apiserver" \
+           "$TOOLCHAIN/kube-$KUBERNETES_VERSION/kubectl" "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi" \
+           "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-language-python" \
+           "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-language-python-exec" \
+           "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-resource-pulumi-python" \
+           "$TOOLCHAIN/pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION/pulumi-resource-kubernetes"; do
+    [ -x "$f" ] || die "missing $f: run 'devenv/toolchain.sh all'"
+    ln -sfn "$f" "$BIN/$(basename "$f")"
+  done
+  echo "$BIN"
+}
+
+case "${1:-all}" in
+  etcd) build_etcd ;;
+  kube) build_kube ;;
+  pulumi) build_pulumi ;;
+  k8s-provider) build_k8s_provider ;;
+  langhost) install_langhost ;;
+  bindir) install_langhost >/dev/null; assemble_bindir ;;
+  all) build_etcd; build_pulumi; install_langhost; build_k8s_provider; build_kube; assemble_bindir ;;
+  *) die "unknown piece '$1'" ;;
+esac

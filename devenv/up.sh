@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# `pulumi up` of one stack against the local environment, then a short summary.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+stack=${1:-dev}
+eval "$("$here/env.sh")"
+cd "$root"
+[ -f "stacks/Pulumi.$stack.yaml" ] || { echo "up: no stack config stacks/Pulumi.$stack.yaml" >&2; exit 1; }
+pulumi stack select --create "$stack" >/dev/null
+log=$(mktemp); trap 'rm -f "$log"' EXIT
+if ! pulumi up --yes --non-interactive --skip-preview --suppress-progress -s "$stack" >"$log" 2>&1; then
+  cat "$log"; exit 1
+fi
+echo "== pulumi up -s $stack"
+sed -n '/^Resources:/,/^Duration:/p' "$log"
+pulumi stack output -s "$stack" 2>/dev/null | sed -n '1,40p'
