@@ -5,9 +5,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/lib.sh
 . "$here/lib.sh"
 require_root
+# The passphrase of the example stacks in stacks/ (local environments only).
+LOCAL_PASSPHRASE=openstack-nova-local
+if [ ! -x /usr/sbin/sshd ]; then
+  echo "start: installing openssh-server (test nodes run their own sshd)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server; } >/dev/null 2>&1 \
+    || die "could not install openssh-server with apt-get; install it and run again"
+fi
 mkdir -p "$ENV_DIR"; chmod 700 "$ENV_DIR"
-# The example stacks in stacks/ are encrypted for this local passphrase; a real
-# environment brings its own PULUMI_CONFIG_PASSPHRASE(_FILE) or KMS provider.
+# A real environment brings its own PULUMI_CONFIG_PASSPHRASE(_FILE) or KMS provider.
 if [ ! -s "$ENV_DIR/passphrase" ]; then
   (umask 077; printf '%s' "$LOCAL_PASSPHRASE" > "$ENV_DIR/passphrase")
 fi

@@ -13,7 +13,9 @@ BIN=$TOOLCHAIN/bin-pulumi$PULUMI_VERSION-k8s$PULUMI_KUBERNETES_VERSION-kube$KUBE
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
 die() { echo "toolchain: $*" >&2; exit 1; }
-command -v go >/dev/null || die "Go is missing: install Go >= 1.25 (https://go.dev/dl is not reachable here; use the machine's Go) and run again"
+need_go() {
+  command -v go >/dev/null || die "Go is missing: install Go >= 1.25 (only needed to build the toolchain once) and run again"
+}
 
 piece_dir() { echo "$TOOLCHAIN/$1"; }
 done_already() { [ -f "$(piece_dir "$1")/.done" ]; }
@@ -25,6 +27,7 @@ module_dir() { go mod download -json "$1" | python3 -c 'import json,sys; print(j
 
 build_etcd() {
   local p=etcd-$ETCD_VERSION; done_already "$p" && return 0
+  need_go
   echo "toolchain: building etcd $ETCD_VERSION"
   mkdir -p "$(piece_dir "$p")"; wrapper etcd
   go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION"
@@ -34,6 +37,7 @@ build_etcd() {
 
 build_kube() {
   local p=kube-$KUBERNETES_VERSION; done_already "$p" && return 0
+  need_go
   echo "toolchain: building kube-apiserver and kubectl $KUBERNETES_VERSION"
   mkdir -p "$(piece_dir "$p")"; wrapper kube
   local staging=0.${KUBERNETES_VERSION#1.} minor
@@ -54,6 +58,7 @@ build_kube() {
 
 build_pulumi() {
   local p=pulumi-$PULUMI_VERSION; done_already "$p" && return 0
+  need_go
   echo "toolchain: building pulumi $PULUMI_VERSION and its Python language host"
   mkdir -p "$(piece_dir "$p")"; wrapper pulumi
   go mod edit "-replace=github.com/atotto/clipboard=$CLIPBOARD_FORK"
@@ -69,6 +74,7 @@ build_pulumi() {
 
 build_k8s_provider() {
   local p=pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION; done_already "$p" && return 0
+  need_go
   echo "toolchain: building pulumi-resource-kubernetes $PULUMI_KUBERNETES_VERSION"
   mkdir -p "$(piece_dir "$p")"
   local mod=github.com/pulumi/pulumi-kubernetes/provider/v4 info src sum
@@ -102,6 +108,18 @@ install_langhost() {
   chmod 755 "$d/pulumi-language-python.tmp"; mv "$d/pulumi-language-python.tmp" "$d/pulumi-language-python"
 }
 
+# Resource plugins go where the CLI looks for an exact version ($PULUMI_HOME's
+# plugin cache), so it never searches PATH or tries a download.
+register_provider() {
+  local home=${PULUMI_HOME:-$CACHE/pulumi-home}
+  local dir=$home/plugins/resource-kubernetes-v$PULUMI_KUBERNETES_VERSION
+  local src=$TOOLCHAIN/pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION/pulumi-resource-kubernetes
+  [ -x "$src" ] || die "missing $src: run 'devenv/toolchain.sh all'"
+  if ! cmp -s "$src" "$dir/pulumi-resource-kubernetes"; then
+    mkdir -p "$dir"; rm -f "$dir.partial"; install -m755 "$src" "$dir/pulumi-resource-kubernetes"
+  fi
+}
+
 # One directory with every binary, linked; PATH points here.
 assemble_bindir() {
   mkdir -p "$BIN"
@@ -110,11 +128,11 @@ assemble_bindir() {
            "$TOOLCHAIN/kube-$KUBERNETES_VERSION/kubectl" "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi" \
            "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-language-python" \
            "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-language-python-exec" \
-           "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-resource-pulumi-python" \
-           "$TOOLCHAIN/pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION/pulumi-resource-kubernetes"; do
+           "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-resource-pulumi-python"; do
     [ -x "$f" ] || die "missing $f: run 'devenv/toolchain.sh all'"
     ln -sfn "$f" "$BIN/$(basename "$f")"
   done
+  register_provider
   echo "$BIN"
 }
 

@@ -14,6 +14,11 @@ if [ ! -f "$venv/.done" ]; then
   "$venv/bin/pip" install -q -r "$root/requirements-dev.txt"
   touch "$venv/.done"
 fi
+# nova's option definitions, which settings checks every customServiceConfig against.
+if [ ! -s "$venv/nova-options.json" ]; then
+  (cd "$root" && "$venv/bin/python" -m components.settings.catalog "$venv/nova-options.json.tmp" >/dev/null \
+    && mv "$venv/nova-options.json.tmp" "$venv/nova-options.json")
+fi
 if [ "$(readlink "$root/.venv" 2>/dev/null)" != "$venv" ]; then
   rm -rf "$root/.venv"; ln -s "$venv" "$root/.venv"
 fi

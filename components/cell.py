@@ -1,0 +1,156 @@
+"""`NovaCell`: one cell v2 cell and everything the cell owns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import k8s as kube
+from components.jobs import manage_job
+from components.render import (
+    Credentials,
+    NovaService,
+    compute_config_files,
+    config_hash,
+    metadata_neutron_config,
+    names,
+    service_config_files,
+)
+from components.settings import Cell, Settings, control_plane_tags
+from components.workload import NovaServiceWorkload, WorkloadSpec
+
+CELL0_UUID = "00000000-0000-0000-0000-000000000000"
+
+
+def _mapping_script(cell: Cell) -> str:
+    conf = "--config-dir /etc/nova/nova.conf.d"
+    if cell.is_cell0:
+        # update_cell after map_cell0 keeps an existing mapping in step with the config.
+        return (f"set -e; nova-manage {conf} cell_v2 map_cell0; "
+                f"nova-manage {conf} cell_v2 update_cell --cell_uuid {CELL0_UUID}")
+    return (f"set -e; uuid=$(nova-manage {conf} cell_v2 list_cells | awk -F'|' '$2 ~ / {cell.name} /"
+            f" {{gsub(/ /, \"\", $3); print $3}}'); "
+            f"if [ -z \"$uuid\" ]; then nova-manage {conf} cell_v2 create_cell --name {cell.name}; "
+            f"else nova-manage {conf} cell_v2 update_cell --cell_uuid \"$uuid\"; fi")
+
+
+class NovaCell(pulumi.ComponentResource):
+    mapping_hash: pulumi.Output[str]
+    """Hash of what the cell-mapping Job registered; top-level services roll when it changes."""
+    compute_config: pulumi.Output[dict[str, str]] | None
+    """The files of `nova-<cell>-compute-config` (None for cell0, which has no computes)."""
+    metadata_neutron_config: pulumi.Output[dict[str, str]] | None
+    """The files of the cell's metadata Secret for the neutron agent, when the cell runs metadata."""
+
+    def __init__(
+        self,
+        name: str,
+        settings: Settings,
+        cell: Cell,
+        credentials: pulumi.Output[Credentials],
+        superconductor_config: str | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("openstack-nova:cell:NovaCell", name, {}, opts)
+        self._settings, self._cell, self._credentials = settings, cell, credentials
+        ns, skip = settings.namespace, settings.kubernetes.skip_await
+        child = pulumi.ResourceOptions(parent=self)
+
+        def spec(service: NovaService, workload: str, image: str, group: str, **extra: object) -> WorkloadSpec:
+            template = {NovaService.CONDUCTOR: cell.conductor, NovaService.METADATA: cell.metadata,
+                        NovaService.NOVNCPROXY: cell.novncproxy}[service]
+            return WorkloadSpec(
+                name=workload, component=service.value, image=image, template=template, namespace=ns,
+                cell=cell.name, mount_tags=control_plane_tags(group, cell.name),
+                extra_mounts=settings.extra_mounts, skip_await=skip, **extra,  # type: ignore[arg-type]
+            )
+
+        def files(service: NovaService) -> pulumi.Output[dict[str, str]]:
+            return pulumi.Output.secret(credentials.apply(lambda c: service_config_files(settings, service, cell, c)))
+
+        self.conductor = NovaServiceWorkload(
+            spec(NovaService.CONDUCTOR, names.conductor(cell.name), settings.images.conductor, "NovaConductor"),
+            files(NovaService.CONDUCTOR), opts=child,
+        )
+        self.metadata_neutron_config = None
+        if cell.metadata.enabled:
+            NovaServiceWorkload(
+                spec(NovaService.METADATA, names.metadata(cell.name), settings.images.metadata, "NovaMetadata",
+                     port=names.METADATA_PORT, service_name=names.metadata_service(cell.name)),
+                files(NovaService.METADATA), opts=child,
+            )
+            self.metadata_neutron_config = pulumi.Output.secret(
+                credentials.apply(lambda c: metadata_neutron_config(settings, cell, c.metadata_shared_secret)))
+            k8s.core.v1.Secret(
+                f"{name}-metadata-neutron-config",
+                metadata={"name": names.metadata_neutron_secret_name(cell.name), "namespace": ns,
+                          "labels": kube.labels("nova-metadata", cell.name)},
+                string_data=self.metadata_neutron_config, opts=child,
+            )
+        if cell.novncproxy.enabled:
+            NovaServiceWorkload(
+                spec(NovaService.NOVNCPROXY, names.novncproxy(cell.name), settings.images.novncproxy,
+                     "NovaNoVNCProxy", port=names.NOVNCPROXY_PORT,
+                     service_name=names.novncproxy_service(cell.name)),
+                files(NovaService.NOVNCPROXY), opts=child,
+            )
+        self.compute_config = None
+        if not cell.is_cell0:
+            self.compute_config = pulumi.Output.secret(
+                credentials.apply(lambda c: compute_config_files(settings, cell, c)))
+            k8s.core.v1.Secret(
+                f"{name}-compute-config",
+                metadata={"name": names.compute_config(cell.name), "namespace": ns,
+                          "labels": kube.labels("nova-compute", cell.name)},
+                string_data=self.compute_config, opts=child,
+            )
+
+        conductor_secret = names.config_data(names.conductor(cell.name))
+        conductor_files = {"01-nova.conf": "01-nova.conf", "my.cnf": "my.cnf"}
+        job_labels = kube.labels("nova-manage", cell.name)
+        sync_script = "set -e; nova-manage --config-dir /etc/nova/nova.conf.d db sync --local_cell"
+        if cell.is_cell0:
+            sync_script = ("set -e; nova-manage --config-dir /etc/nova/nova.conf.d api_db sync; "
+                           + sync_script.removeprefix("set -e; "))
+        self.db_sync = manage_job(
+            f"{name}-db-sync", job_name=names.db_sync_job(cell.name), namespace=ns,
+            image=settings.images.conductor, script=sync_script,
+            config_sources=[(conductor_secret, conductor_files)], labels=job_labels, skip_await=skip,
+            annotations={kube.CONFIG_HASH_ANNOTATION: self.conductor.config_hash},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.conductor.config_secret]),
+        )
+        # The mapping needs the API database (the superconductor's config) and,
+        # for other cells, the cell's own database and bus (its conductor's config, loaded last).
+        sources = [(names.config_data(superconductor_config or names.conductor(cell.name)), conductor_files)]
+        if not cell.is_cell0:
+            sources.append((conductor_secret, {"01-nova.conf": "02-nova-cell.conf"}))
+        self.mapping_hash = pulumi.Output.all(cell.name, self.conductor.config_hash).apply(
+            lambda v: config_hash({"cell": v[0], "conductor": v[1]}))
+        self.cell_mapping = manage_job(
+            f"{name}-cell-mapping", job_name=names.cell_mapping_job(cell.name), namespace=ns,
+            image=settings.images.conductor, script=_mapping_script(cell), config_sources=sources,
+            labels=job_labels, skip_await=skip, annotations={kube.CONFIG_HASH_ANNOTATION: self.mapping_hash},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.db_sync]),
+        )
+        self.register_outputs({"mappingHash": self.mapping_hash})
+
+    def discover_hosts(self, hosts: Sequence[str], depends_on: Sequence[pulumi.Resource]) -> k8s.batch.v1.Job:
+        """The cell's host-discovery Job, run once `depends_on` (the computes) are deployed.
+
+        The hosts are part of its pod template, so a new compute replaces the Job
+        and discovery runs again.
+        """
+        settings, cell = self._settings, self._cell
+        host_list = ",".join(sorted(hosts))
+        return manage_job(
+            f"nova-{cell.name}-host-discover", job_name=names.host_discover_job(cell.name),
+            namespace=settings.namespace, image=settings.images.conductor,
+            script="set -e; nova-manage --config-dir /etc/nova/nova.conf.d cell_v2 discover_hosts --by-service --verbose",
+            config_sources=[(names.config_data(names.conductor("cell0")),
+                             {"01-nova.conf": "01-nova.conf", "my.cnf": "my.cnf"})],
+            labels=kube.labels("nova-manage", cell.name), skip_await=settings.kubernetes.skip_await,
+            annotations={"nova.openstack.org/compute-hosts": host_list},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
+        )

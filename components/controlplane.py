@@ -1,0 +1,76 @@
+"""`NovaControlPlane`: the Nova API, scheduler, metadata and every cell."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import k8s as kube
+from components.cell import NovaCell
+from components.credentials import NovaCredentials
+from components.render import NovaService, config_hash, metadata_neutron_config, names, service_config_files
+from components.settings import Settings, control_plane_tags
+from components.workload import NovaServiceWorkload, WorkloadSpec
+
+
+class NovaControlPlane(pulumi.ComponentResource):
+    cells: dict[str, NovaCell]
+    """Every cell by name, cell0 first."""
+    registered_cells_hash: pulumi.Output[str]
+    """Hash of every cell's mapping; the top-level services roll when it changes."""
+
+    def __init__(self, name: str, settings: Settings, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("openstack-nova:controlplane:NovaControlPlane", name, {}, opts)
+        nova, ns, skip = settings.nova, settings.namespace, settings.kubernetes.skip_await
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata={"name": ns, "annotations": kube.awaited(skip)},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
+        self.credentials = NovaCredentials(f"{name}-credentials", settings, opts=pulumi.ResourceOptions(parent=self))
+        creds = self.credentials.credentials
+
+        # cell0 first; a cell with API access waits for cell0's mapping, as upstream orders it.
+        self.cells = {}
+        superconductor = names.conductor("cell0")
+        for cell in nova.cells:
+            depends = [self.cells["cell0"].cell_mapping] if (not cell.is_cell0 and cell.has_api_access) else []
+            self.cells[cell.name] = NovaCell(
+                f"{name}-{cell.name}", settings, cell, creds, superconductor_config=superconductor,
+                opts=pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=depends)),
+            )
+        mappings = [c.cell_mapping for c in self.cells.values()]
+        self.registered_cells_hash = pulumi.Output.all(
+            **{n: c.mapping_hash for n, c in self.cells.items()}).apply(config_hash)
+        top = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace, *mappings])
+
+        def workload(service: NovaService, workload_name: str, image: str, group: str,
+                     **extra: object) -> NovaServiceWorkload:
+            template = {NovaService.API: nova.api, NovaService.SCHEDULER: nova.scheduler,
+                        NovaService.METADATA: nova.metadata}[service]
+            spec = WorkloadSpec(
+                name=workload_name, component=service.value, image=image, template=template, namespace=ns,
+                mount_tags=control_plane_tags(group), extra_mounts=settings.extra_mounts, skip_await=skip,
+                pod_annotations={kube.CELLS_HASH_ANNOTATION: self.registered_cells_hash},
+                **extra,  # type: ignore[arg-type]
+            )
+            files = pulumi.Output.secret(creds.apply(lambda c: service_config_files(settings, service, None, c)))
+            return NovaServiceWorkload(spec, files, opts=top)
+
+        self.api = workload(NovaService.API, names.API, settings.images.api, "NovaAPI",
+                            port=names.API_PORT, service_name=names.API_INTERNAL_SERVICE)
+        self.scheduler = workload(NovaService.SCHEDULER, names.SCHEDULER, settings.images.scheduler, "NovaScheduler")
+        self.metadata_neutron_config: pulumi.Output[dict[str, str]] | None = None
+        if nova.metadata.enabled:
+            workload(NovaService.METADATA, names.metadata(None), settings.images.metadata, "NovaMetadata",
+                     port=names.METADATA_PORT, service_name=names.metadata_service(None))
+            self.metadata_neutron_config = pulumi.Output.secret(
+                creds.apply(lambda c: metadata_neutron_config(settings, None, c.metadata_shared_secret)))
+            k8s.core.v1.Secret(
+                f"{name}-metadata-neutron-config",
+                metadata={"name": names.metadata_neutron_secret_name(None), "namespace": ns,
+                          "labels": kube.labels("nova-metadata")},
+                string_data=self.metadata_neutron_config, opts=in_namespace,
+            )
+        self.register_outputs({"registeredCellsHash": self.registered_cells_hash})

@@ -1,0 +1,46 @@
+"""Rendering: pure functions from settings (and revealed credentials) to file contents.
+
+Nothing here imports Pulumi; templates live in components/templates/.
+"""
+
+from .credentials import Credentials, database_url, transport_url
+from .edpm import neutron_metadata_extra_files, nova_extra_files
+from .hashing import config_hash
+from .kolla import compute_config_json, service_config_json
+from .metadata import METADATA_CONF, metadata_host, metadata_neutron_config
+from .names import metadata_neutron_secret_name
+from .nova_conf import (
+    BLANK_CONF,
+    HOST_SPECIFIC_CONF,
+    NOVA_CONF,
+    OVERRIDE_CONF,
+    NovaService,
+    compute_config_files,
+    host_specific_conf,
+    novncproxy_base_url,
+    service_config_files,
+)
+
+__all__ = [
+    "BLANK_CONF",
+    "HOST_SPECIFIC_CONF",
+    "METADATA_CONF",
+    "NOVA_CONF",
+    "OVERRIDE_CONF",
+    "Credentials",
+    "NovaService",
+    "compute_config_files",
+    "compute_config_json",
+    "config_hash",
+    "database_url",
+    "host_specific_conf",
+    "metadata_host",
+    "metadata_neutron_config",
+    "metadata_neutron_secret_name",
+    "neutron_metadata_extra_files",
+    "nova_extra_files",
+    "novncproxy_base_url",
+    "service_config_files",
+    "service_config_json",
+    "transport_url",
+]

@@ -1,0 +1,40 @@
+"""Per-node extra config files for EDPM services (customServiceConfig of node sets and nodes).
+
+The node set's snippet and the node's own go to separate files, so that
+oslo.config layers them per option (node wins) instead of one replacing the
+other. Names follow the EDPM contract: nova loads only `*nova*.conf` sorting
+after 02-; the neutron metadata role copies only `*metadata*conf`.
+"""
+
+from __future__ import annotations
+
+from components.settings import Node, NodeSet
+
+NOVA_EXTRA = "25-nova-extra.conf"
+NOVA_EXTRA_HOST = "26-nova-extra-host.conf"
+NEUTRON_METADATA_EXTRA = "25-neutron-metadata-extra.conf"
+NEUTRON_METADATA_EXTRA_HOST = "26-neutron-metadata-extra-host.conf"
+
+
+def _files(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    return {name: text if text.endswith("\n") else text + "\n" for name, text in pairs if text.strip()}
+
+
+def nova_extra_files(node_set: NodeSet, node: Node) -> dict[str, str]:
+    """Extra nova-compute snippets for `node`; empty snippets produce no file."""
+    return _files(
+        [
+            (NOVA_EXTRA, node_set.custom_service_config.nova),
+            (NOVA_EXTRA_HOST, node.custom_service_config.nova),
+        ]
+    )
+
+
+def neutron_metadata_extra_files(node_set: NodeSet, node: Node) -> dict[str, str]:
+    """Extra neutron metadata agent snippets for `node`."""
+    return _files(
+        [
+            (NEUTRON_METADATA_EXTRA, node_set.custom_service_config.neutron_metadata),
+            (NEUTRON_METADATA_EXTRA_HOST, node.custom_service_config.neutron_metadata),
+        ]
+    )

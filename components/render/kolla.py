@@ -1,0 +1,72 @@
+"""kolla `config.json` files: what kolla_set_configs copies where before starting a service.
+
+Built as data and dumped with json (not templated), so the output is always valid JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# Where the control-plane pods mount their <service>-config-data Secret.
+POD_CONFIG_DIR = "/var/lib/openstack/config"
+# Where edpm_nova mounts /var/lib/openstack/nova inside the nova_compute container.
+EDPM_SRC_DIR = "/var/lib/kolla/config_files/src"
+
+
+def _copy(source: str, dest: str, perm: str = "0600", owner: str = "nova", **extra: Any) -> dict[str, Any]:
+    return {"source": source, "dest": dest, "owner": owner, "perm": perm, **extra}
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=4) + "\n"
+
+
+def service_config_json(command: str, *, uses_database: bool) -> str:
+    """The config.json of a control-plane pod."""
+    files = [
+        _copy(f"{POD_CONFIG_DIR}/nova-blank.conf", "/etc/nova/nova.conf"),
+        _copy(f"{POD_CONFIG_DIR}/01-nova.conf", "/etc/nova/nova.conf.d/01-nova.conf"),
+        # listed even when absent, so adding customServiceConfig leaves this file unchanged
+        _copy(
+            f"{POD_CONFIG_DIR}/02-nova-override.conf",
+            "/etc/nova/nova.conf.d/02-nova-override.conf",
+            optional=True,
+        ),
+    ]
+    if uses_database:
+        files.append(_copy(f"{POD_CONFIG_DIR}/my.cnf", "/etc/my.cnf", perm="0644"))
+    return _dump(
+        {
+            "command": command,
+            "config_files": files,
+            "permissions": [{"path": "/var/log/nova", "owner": "nova:nova", "recurse": True}],
+        }
+    )
+
+
+def compute_config_json() -> str:
+    """The kolla config of the nova_compute container on an EDPM node (operators.md 3.1)."""
+    src = EDPM_SRC_DIR
+    files = [
+        _copy(f"{src}/nova-blank.conf", "/etc/nova/nova.conf"),
+        # only *nova*.conf files are loaded: 01-nova.conf, 02-nova-host-specific.conf, 25-nova-extra.conf...
+        _copy(f"{src}/*nova*.conf", "/etc/nova/nova.conf.d/", merge=True),
+        _copy(f"{src}/ceph", "/etc/ceph", perm="0700", optional=True),
+        _copy(f"{src}/ssh-privatekey", "/var/lib/nova/.ssh/ssh-privatekey", optional=True),
+        _copy(f"{src}/ssh-config", "/var/lib/nova/.ssh/config"),
+        _copy(f"{src}/provider*.yaml", "/etc/nova/provider_config/", optional=True),
+        # iscsiadm runs on the host; optional as test nodes have no wrapper
+        _copy(f"{src}/run-on-host", "/usr/sbin/iscsiadm", perm="0755", owner="root:root", optional=True),
+    ]
+    return _dump(
+        {
+            "command": "nova-compute",
+            "config_files": files,
+            "permissions": [
+                {"path": "/etc/ceph/*", "owner": "nova:nova", "perm": "0600"},
+                {"path": "/var/lib/nova/.ssh/", "owner": "nova:nova", "perm": "0700"},
+                {"path": "/var/lib/nova/.ssh/*", "owner": "nova:nova", "perm": "0600"},
+            ],
+        }
+    )

@@ -1,0 +1,82 @@
+"""Kubernetes names, following nova-operator (operators.md 1.1 and 1.6).
+
+The Nova CR is always called "nova", so a cell's objects are "nova-<cell>-...".
+Services (our choice; nova-operator derives them from its endpoint types):
+  nova-internal / nova-public             API, port 8774
+  nova-metadata-internal                  top-level metadata, port 8775
+  nova-<cell>-metadata-internal           per-cell metadata, port 8775
+  nova-novncproxy-<cell>-public           noVNC proxy, port 6080
+"""
+
+from __future__ import annotations
+
+NOVA = "nova"
+API_PORT = 8774
+METADATA_PORT = 8775
+NOVNCPROXY_PORT = 6080
+MIGRATION_SSH_KEY_SECRET = "nova-migration-ssh-key"  # keys ssh-privatekey, ssh-publickey
+
+API = "nova-api"
+SCHEDULER = "nova-scheduler"
+API_INTERNAL_SERVICE = "nova-internal"
+API_PUBLIC_SERVICE = "nova-public"
+
+
+def cell_prefix(cell: str) -> str:
+    return f"{NOVA}-{cell}"
+
+
+def metadata(cell: str | None) -> str:
+    return "nova-metadata" if cell is None else f"{cell_prefix(cell)}-metadata"
+
+
+def conductor(cell: str) -> str:
+    return f"{cell_prefix(cell)}-conductor"
+
+
+def novncproxy(cell: str) -> str:
+    return f"{cell_prefix(cell)}-novncproxy"
+
+
+def config_data(service: str) -> str:
+    """The Secret with a service's config files, e.g. nova-cell1-conductor-config-data."""
+    return f"{service}-config-data"
+
+
+def db_sync_job(cell: str) -> str:
+    return f"{conductor(cell)}-db-sync"
+
+
+def cell_mapping_job(cell: str) -> str:
+    return f"{cell_prefix(cell)}-cell-mapping"
+
+
+def host_discover_job(cell: str) -> str:
+    return f"{cell_prefix(cell)}-host-discover"
+
+
+def compute_config(cell: str) -> str:
+    """The Secret EDPM computes of `cell` get their nova config from."""
+    return f"{cell_prefix(cell)}-compute-config"
+
+
+def metadata_neutron_secret_name(cell: str | None) -> str:
+    """The Secret with 05-nova-metadata.conf for the neutron metadata agent."""
+    return f"{metadata(cell)}-neutron-config"
+
+
+def metadata_service(cell: str | None) -> str:
+    return f"{metadata(cell)}-internal"
+
+
+def novncproxy_service(cell: str) -> str:
+    return f"nova-novncproxy-{cell}-public"
+
+
+def service_host(service: str, namespace: str) -> str:
+    return f"{service}.{namespace}.svc"
+
+
+def database_name(cell: str | None) -> str:
+    """The MariaDB database: nova_api for the API, nova_<cell> for a cell."""
+    return "nova_api" if cell is None else f"nova_{cell}"

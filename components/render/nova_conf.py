@@ -1,0 +1,185 @@
+"""nova.conf snippets and the files of each nova service's config Secret."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from components.settings import Cell, ServiceTemplate, Settings
+
+from . import kolla, names
+from .credentials import Credentials, database_url
+from .engine import render
+
+NOVA_CONF = "01-nova.conf"
+OVERRIDE_CONF = "02-nova-override.conf"
+BLANK_CONF = "nova-blank.conf"
+HOST_SPECIFIC_CONF = "02-nova-host-specific.conf"
+
+
+class NovaService(StrEnum):
+    """A control-plane service; the value is its binary name."""
+
+    API = "nova-api"
+    SCHEDULER = "nova-scheduler"
+    METADATA = "nova-metadata"
+    CONDUCTOR = "nova-conductor"
+    NOVNCPROXY = "nova-novncproxy"
+
+
+# The images are antelope-based: one eventlet binary per API.
+_COMMANDS = {
+    NovaService.API: "/usr/bin/nova-api-os-compute",
+    NovaService.SCHEDULER: "/usr/bin/nova-scheduler",
+    NovaService.METADATA: "/usr/bin/nova-api-metadata",
+    NovaService.CONDUCTOR: "/usr/bin/nova-conductor",
+    NovaService.NOVNCPROXY: "/usr/bin/nova-novncproxy",
+}
+_TOP_LEVEL = (NovaService.API, NovaService.SCHEDULER, NovaService.METADATA)
+_PER_CELL = (NovaService.METADATA, NovaService.CONDUCTOR, NovaService.NOVNCPROXY)
+
+
+@dataclass(frozen=True)
+class _Wiring:
+    """Which bus and databases a service talks to."""
+
+    transport_url: str
+    database: str | None
+    api_database: str | None
+
+
+def _template(settings: Settings, service: NovaService, cell: Cell | None) -> ServiceTemplate:
+    nova = settings.nova
+    if cell is None:
+        top = {NovaService.API: nova.api, NovaService.SCHEDULER: nova.scheduler}
+        return top.get(service, nova.metadata)
+    per_cell = {NovaService.CONDUCTOR: cell.conductor, NovaService.NOVNCPROXY: cell.novncproxy}
+    return per_cell.get(service, cell.metadata)
+
+
+def _wiring(settings: Settings, service: NovaService, cell: Cell | None, creds: Credentials) -> _Wiring:
+    ns = settings.nova
+    api_db = database_url(
+        ns.api_database.account,
+        creds.api_db_password,
+        ns.api_database.instance,
+        settings.namespace,
+        names.database_name(None),
+    )
+    if cell is None:  # api, scheduler, top-level metadata: API bus and API database only
+        return _Wiring(creds.api_transport_url, None, api_db)
+    cell_db = database_url(
+        cell.database.account,
+        creds.db_password(cell.name),
+        cell.database.instance,
+        settings.namespace,
+        names.database_name(cell.name),
+    )
+    # cell0's conductor is the superconductor: on the API bus, with API access
+    needs_api_db = service != NovaService.NOVNCPROXY and (cell.is_cell0 or cell.has_api_access)
+    return _Wiring(creds.transport_url(cell.name), cell_db, api_db if needs_api_db else None)
+
+
+def _keystone(settings: Settings, creds: Credentials) -> dict[str, str]:
+    keystone = settings.nova.keystone
+    return {
+        "internal_url": keystone.internal_url,
+        "public_url": keystone.public_url,
+        "region": keystone.region,
+        "username": keystone.service_user,
+        "password": creds.keystone_password,
+    }
+
+
+def _nova_conf(settings: Settings, service: str, creds: Credentials, **context: Any) -> str:
+    if (settings.nova.notifications_bus is None) != (creds.notification_transport_url is None):
+        raise ValueError("notification_transport_url must be given exactly when nova.notificationsBus is set")
+    defaults: dict[str, Any] = {
+        "database": None,
+        "api_database": None,
+        "notification_transport_url": creds.notification_transport_url,
+        "local_metadata_per_cell": False,
+        "metadata_shared_secret": "",
+        "novncproxy_port": names.NOVNCPROXY_PORT,
+        "novncproxy_base_url": None,
+    }
+    return render(
+        "nova.conf.j2",
+        **{**defaults, **context},
+        service=service,
+        keystone=_keystone(settings, creds),
+    )
+
+
+def _check_placement(settings: Settings, service: NovaService, cell: Cell | None) -> None:
+    if cell is None and service not in _TOP_LEVEL:
+        raise ValueError(f"{service} runs in a cell; pass the cell")
+    if cell is not None and service not in _PER_CELL:
+        raise ValueError(f"{service} is not a per-cell service")
+    if not _template(settings, service, cell).enabled:
+        where = f"cell {cell.name}" if cell else "the top level"
+        raise ValueError(f"{service} is disabled at {where}")
+
+
+def service_config_files(
+    settings: Settings, service: NovaService, cell: Cell | None, creds: Credentials
+) -> dict[str, str]:
+    """The `<service>-config-data` Secret of a control-plane service."""
+    _check_placement(settings, service, cell)
+    wiring = _wiring(settings, service, cell, creds)
+    conf = _nova_conf(
+        settings,
+        service.value,
+        creds,
+        transport_url=wiring.transport_url,
+        database=wiring.database,
+        api_database=wiring.api_database,
+        local_metadata_per_cell=cell is not None,
+        metadata_shared_secret=creds.metadata_shared_secret,
+    )
+    uses_db = wiring.database is not None or wiring.api_database is not None
+    files = {NOVA_CONF: conf, BLANK_CONF: ""}
+    custom = _template(settings, service, cell).custom_service_config
+    if custom.strip():
+        files[OVERRIDE_CONF] = custom if custom.endswith("\n") else custom + "\n"
+    if uses_db:
+        files["my.cnf"] = render("my.cnf.j2")
+    files["config.json"] = kolla.service_config_json(_COMMANDS[service], uses_database=uses_db)
+    return files
+
+
+def novncproxy_base_url(settings: Settings, cell: Cell) -> str | None:
+    """The URL computes of `cell` hand to clients for consoles; None without a proxy."""
+    if not cell.novncproxy.enabled:
+        return None
+    host = names.service_host(names.novncproxy_service(cell.name), settings.namespace)
+    return f"http://{host}:{names.NOVNCPROXY_PORT}/vnc_lite.html"
+
+
+def compute_config_files(settings: Settings, cell: Cell, creds: Credentials) -> dict[str, str]:
+    """The `nova-<cell>-compute-config` Secret for the cell's EDPM computes."""
+    if cell.is_cell0:
+        raise ValueError("cell0 has no computes")
+    conf = _nova_conf(
+        settings,
+        "nova-compute",
+        creds,
+        transport_url=creds.transport_url(cell.name),
+        novncproxy_base_url=novncproxy_base_url(settings, cell),
+    )
+    files = {
+        NOVA_CONF: conf,
+        BLANK_CONF: "",
+        "nova-compute-config.json": kolla.compute_config_json(),
+        # lets the bus owner see which users are in use, as nova-operator does
+        "rabbitmq_user_name": cell.messaging_bus.user,
+    }
+    if settings.nova.notifications_bus is not None:
+        files["notification_rabbitmq_user_name"] = settings.nova.notifications_bus.user
+    return files
+
+
+def host_specific_conf(my_ip: str, host: str) -> str:
+    """02-nova-host-specific.conf: the node's address (for $my_ip) and its nova host name."""
+    return render("nova-host-specific.conf.j2", my_ip=my_ip, host=host)

@@ -1,0 +1,45 @@
+"""Small value checks shared by the settings parsers."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from urllib.parse import urlsplit
+
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def label_problem(value: str, max_len: int = 63) -> str | None:
+    """Why `value` is not an RFC 1123 label of at most `max_len` chars, or None."""
+    if len(value) > max_len:
+        return f"'{value}' is {len(value)} characters long; at most {max_len} allowed"
+    if not _LABEL.match(value):
+        return f"'{value}' must be lower-case letters, digits and '-', starting and ending alphanumeric"
+    return None
+
+
+def hostname_problem(value: str) -> str | None:
+    """Why `value` is not a DNS name (RFC 1123 subdomain), or None."""
+    if len(value) > 253 or not _SUBDOMAIN.match(value):
+        return f"'{value}' is not a valid host name (lower-case RFC 1123 DNS name)"
+    return None
+
+
+def host_problem(value: str) -> str | None:
+    """Why `value` is neither an IP address nor a host name, or None."""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        if hostname_problem(value.lower()) is None:
+            return None
+        return f"'{value}' is neither an IP address nor a host name"
+    return None
+
+
+def url_problem(value: str) -> str | None:
+    """Why `value` is not an http(s) URL with a host, or None."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"'{value}' is not an http(s) URL, e.g. http://keystone-internal.openstack.svc:5000"
+    return None

@@ -1,0 +1,229 @@
+"""Parsing and checking the `dataplane` key: node sets, nodes, custom services."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import PurePosixPath
+from types import MappingProxyType
+
+from .catalog import OptionCatalog
+from .checks import host_problem, hostname_problem, label_problem
+from .customconfig import check as check_snippet
+from .errors import Path, did_you_mean, format_path
+from .model import (
+    BUILTIN_EDPM_SERVICES,
+    CELL0,
+    CustomService,
+    Dataplane,
+    MigrationSSHKey,
+    Node,
+    NodeSet,
+    NodeTemplate,
+    Nova,
+    ServiceConfigs,
+)
+from .reader import Obj
+
+DEFAULT_SERVICES = ("neutron-metadata", "nova")
+DEFAULT_CELL = "cell1"
+_FILE_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # a ConfigMap/Secret key
+
+
+def _expand(obj: Obj, key: str) -> str | None:
+    """The path at `key` with ~ and $VARS expanded, made absolute; None if unset or unusable."""
+    given = obj.opt_text(key)
+    if given is None:
+        return None
+    expanded = os.path.expandvars(given)
+    if "$" in expanded:  # expandvars leaves unset variables as they are
+        obj.ctx.problem(obj.at(key), f"'{given}' uses an environment variable that is not set")
+        return None
+    return os.path.abspath(os.path.expanduser(expanded))
+
+
+def _service_configs(obj: Obj, catalog: OptionCatalog | None) -> ServiceConfigs:
+    nova = obj.text("nova", "")
+    for message in check_snippet(nova, catalog):
+        obj.ctx.problem(obj.at("nova"), message)
+    neutron = obj.text("neutron-metadata", "")
+    for message in check_snippet(neutron, catalog, nova_options=False):
+        obj.ctx.problem(obj.at("neutron-metadata"), message)
+    obj.close()
+    return ServiceConfigs(nova=nova, neutron_metadata=neutron)
+
+
+def _node_template(obj: Obj) -> NodeTemplate:
+    key = obj.secret("ansibleSSHPrivateKey")
+    key_file = _expand(obj, "ansibleSSHPrivateKeyFile")
+    if key_file is not None:
+        if key is not None:
+            obj.ctx.problem(
+                obj.at("ansibleSSHPrivateKeyFile"), "set only one of ansibleSSHPrivateKey and this key"
+            )
+        elif not os.path.isfile(key_file):
+            obj.ctx.problem(obj.at("ansibleSSHPrivateKeyFile"), f"{key_file} is not a readable file")
+    elif key is None and not obj.has("ansibleSSHPrivateKeyFile"):
+        obj.ctx.problem(
+            obj.path,
+            "set ansibleSSHPrivateKeyFile (a path) or ansibleSSHPrivateKey (with --secret) "
+            "so that Ansible can reach the nodes",
+        )
+    known_hosts = _expand(obj, "knownHostsFile")
+    template = NodeTemplate(
+        ansible_user=obj.text("ansibleUser", "root", allow_empty=False),
+        ansible_port=obj.integer("ansiblePort", 22, lo=1, hi=65535),
+        ansible_vars=obj.any_map("ansibleVars"),
+        ssh_private_key=key,
+        ssh_private_key_file=key_file,
+        known_hosts_file=known_hosts,
+    )
+    obj.close()
+    return template
+
+
+def _node(name: str, obj: Obj, set_cell: str, catalog: OptionCatalog | None) -> Node:
+    problem = hostname_problem(name)
+    if problem:
+        obj.ctx.problem(obj.path, f"node name {problem}")
+    host_name = obj.text("hostName", name, allow_empty=False)
+    problem = hostname_problem(host_name) if host_name != name else None
+    if problem:
+        obj.ctx.problem(obj.at("hostName"), problem)
+    ansible_host = obj.opt_text("ansibleHost")
+    if ansible_host is None:
+        obj.ctx.problem(obj.at("ansibleHost"), "is required: the IP address or name Ansible connects to")
+    elif problem := host_problem(ansible_host):
+        obj.ctx.problem(obj.at("ansibleHost"), problem)
+    node = Node(
+        name=name,
+        host_name=host_name,
+        ansible_host=ansible_host or "",
+        cell=obj.opt_text("cell") or set_cell,
+        ansible_vars=obj.any_map("ansibleVars"),
+        custom_service_config=_service_configs(obj.obj("customServiceConfig"), catalog),
+    )
+    obj.close()
+    return node
+
+
+def _services(obj: Obj, known: list[str]) -> tuple[str, ...]:
+    services = obj.str_list("services")
+    if services is None:
+        return DEFAULT_SERVICES
+    seen: set[str] = set()
+    for index, service in enumerate(services):
+        path = (*obj.at("services"), index)
+        if service in seen:
+            obj.ctx.problem(path, f"service '{service}' is listed twice")
+        elif service not in known:
+            obj.ctx.problem(
+                path,
+                f"unknown service '{service}'{did_you_mean(service, known)} "
+                "(define it under dataplane.customServices)",
+            )
+        seen.add(service)
+    return services
+
+
+def _node_set(name: str, obj: Obj, known: list[str], catalog: OptionCatalog | None) -> NodeSet:
+    problem = label_problem(name)
+    if problem:
+        obj.ctx.problem(obj.path, f"node set name {problem}")
+    cell = obj.text("cell", DEFAULT_CELL, allow_empty=False)
+    nodes = [_node(n, o, cell, catalog) for n, o in obj.entries("nodes")]
+    node_set = NodeSet(
+        name=name,
+        cell=cell,
+        node_template=_node_template(obj.obj("nodeTemplate")),
+        nodes=tuple(sorted(nodes, key=lambda n: n.name)),
+        services=_services(obj, known),
+        custom_service_config=_service_configs(obj.obj("customServiceConfig"), catalog),
+    )
+    obj.close()
+    return node_set
+
+
+def _custom_service(name: str, obj: Obj) -> CustomService:
+    problem = label_problem(name)
+    if problem:
+        obj.ctx.problem(obj.path, f"service name {problem}")
+    if name in BUILTIN_EDPM_SERVICES:
+        obj.ctx.problem(obj.path, f"'{name}' is a built-in service; choose another name")
+    playbook = obj.opt_text("playbook")
+    if playbook is None:
+        obj.ctx.problem(obj.at("playbook"), "is required: a playbook file under ansible/playbooks/")
+    else:
+        parts = PurePosixPath(playbook)
+        if parts.is_absolute() or ".." in parts.parts or parts.suffix not in (".yml", ".yaml"):
+            obj.ctx.problem(
+                obj.at("playbook"), f"'{playbook}' must be a relative .yml path under ansible/playbooks/"
+            )
+    files = obj.str_map("files")
+    for file_name in files:
+        if not _FILE_KEY.match(file_name):
+            obj.ctx.problem(
+                (*obj.at("files"), file_name), "file names may hold only letters, digits, '-', '_' and '.'"
+            )
+    service = CustomService(name=name, playbook=playbook or "", files=files)
+    obj.close()
+    return service
+
+
+def _migration_key(obj: Obj) -> MigrationSSHKey | None:
+    if not obj.present:
+        return None
+    private = obj.secret("privateKey")
+    public = obj.opt_text("publicKey")
+    obj.close()
+    if private is None or public is None:
+        obj.ctx.problem(obj.path, "set both privateKey (with --secret) and publicKey, or neither")
+        return None
+    return MigrationSSHKey(private_key=private, public_key=public)
+
+
+def parse_dataplane(obj: Obj, catalog: OptionCatalog | None) -> Dataplane:
+    custom = {name: _custom_service(name, o) for name, o in obj.entries("customServices")}
+    known = [*BUILTIN_EDPM_SERVICES, *custom]
+    node_sets = [_node_set(name, o, known, catalog) for name, o in obj.entries("nodeSets")]
+    dataplane = Dataplane(
+        node_sets=tuple(sorted(node_sets, key=lambda s: s.name)),
+        custom_services=MappingProxyType(custom),
+        migration_ssh_key=_migration_key(obj.obj("migrationSSHKey")),
+    )
+    obj.close()
+    return dataplane
+
+
+def check_dataplane(obj: Obj, dataplane: Dataplane, nova: Nova) -> None:
+    """Rules that tie nodes to cells and to each other."""
+    ctx = obj.ctx
+    cells = [c.name for c in nova.cells]
+    compute_cells = [c for c in cells if c != CELL0]
+
+    def check_cell(path: Path, cell: str) -> None:
+        if cell == CELL0:
+            choices = ", ".join(compute_cells) or "none defined"
+            ctx.problem(path, f"cell0 has no computes; use one of: {choices}")
+        elif cell not in cells:
+            hint = did_you_mean(cell, compute_cells)
+            ctx.problem(path, f"'{cell}' is not in nova.cellTemplates{hint}")
+
+    owners: dict[tuple[str, str], Path] = {}
+
+    def check_unique(path: Path, kind: str, value: str) -> None:
+        first = owners.setdefault((kind, value), path)
+        if first != path:
+            ctx.problem(path, f"{kind} '{value}' is also used by {format_path(first, project=False)}")
+
+    for node_set in dataplane.node_sets:
+        set_path = (*obj.path, "nodeSets", node_set.name)
+        check_cell((*set_path, "cell"), node_set.cell)
+        for node in node_set.nodes:
+            node_path = (*set_path, "nodes", node.name)
+            if node.cell != node_set.cell:  # the node overrides it: report it there
+                check_cell((*node_path, "cell"), node.cell)
+            check_unique(node_path, "node name", node.name)
+            check_unique((*node_path, "hostName"), "hostName", node.host_name)
+            if node.ansible_host:
+                check_unique((*node_path, "ansibleHost"), "ansibleHost", node.ansible_host)

@@ -1,0 +1,106 @@
+"""`load()`: the raw stack config in, `Settings` out, or every problem at once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping
+from typing import Any, Literal
+
+from .catalog import OptionCatalog, catalog_from_env
+from .checks import label_problem
+from .dataplane import check_dataplane, parse_dataplane
+from .errors import SettingsError
+from .extramounts import FIXED_TAGS, parse_extra_mount
+from .model import Images, Kubernetes, KubernetesMode, Settings
+from .nova import parse_nova
+from .reader import Context, Obj
+
+TOP_LEVEL_KEYS = ("namespace", "images", "kubernetes", "nova", "dataplane", "extraMounts")
+
+_REGISTRY = "quay.io/podified-antelope-centos9"
+_TAG = "current-podified"
+
+
+def _image(name: str) -> str:
+    return f"{_REGISTRY}/{name}:{_TAG}"
+
+
+def _images(obj: Obj) -> Images:
+    images = Images(
+        api=obj.text("api", _image("openstack-nova-api"), allow_empty=False),
+        scheduler=obj.text("scheduler", _image("openstack-nova-scheduler"), allow_empty=False),
+        conductor=obj.text("conductor", _image("openstack-nova-conductor"), allow_empty=False),
+        # nova-operator runs the metadata API from the nova-api image
+        metadata=obj.text("metadata", _image("openstack-nova-api"), allow_empty=False),
+        novncproxy=obj.text("novncproxy", _image("openstack-nova-novncproxy"), allow_empty=False),
+        compute=obj.text("compute", _image("openstack-nova-compute"), allow_empty=False),
+        neutron_metadata_agent=obj.text(
+            "neutronMetadataAgent", _image("openstack-neutron-metadata-agent-ovn"), allow_empty=False
+        ),
+    )
+    obj.close()
+    return images
+
+
+def _kubernetes(obj: Obj) -> Kubernetes:
+    mode_text = obj.text("mode", KubernetesMode.CLUSTER.value)
+    modes = [m.value for m in KubernetesMode]
+    if mode_text not in modes:
+        obj.ctx.problem(obj.at("mode"), f"'{mode_text}' is not one of: {', '.join(modes)}")
+        mode_text = KubernetesMode.CLUSTER.value
+    mode = KubernetesMode(mode_text)
+    kubeconfig = obj.opt_text("kubeconfig")
+    render_dir = obj.opt_text("renderDir")
+    if mode is KubernetesMode.RENDER and render_dir is None:
+        obj.ctx.problem(obj.at("renderDir"), "is required when mode is render: where to write manifests")
+    kubernetes = Kubernetes(
+        mode=mode,
+        kubeconfig=os.path.expanduser(os.path.expandvars(kubeconfig)) if kubeconfig else None,
+        context=obj.opt_text("context"),
+        skip_await=obj.flag("skipAwait", False),
+        render_dir=render_dir,
+    )
+    obj.close()
+    return kubernetes
+
+
+def load(
+    raw: Mapping[str, Any],
+    *,
+    secret_keys: Collection[str] = (),
+    catalog: OptionCatalog | Literal["env"] | None = "env",
+) -> Settings:
+    """Typed settings from the project's top-level config keys (JSON-decoded values).
+
+    `secret_keys`: the top-level keys Pulumi holds as secrets; a password under
+    any other key is a problem. `catalog`: nova's options for checking
+    customServiceConfig; "env" reads $OPENSTACK_NOVA_OPT_CATALOG, None checks
+    syntax only. Raises SettingsError listing every problem.
+    """
+    options = catalog_from_env() if catalog == "env" else catalog
+    ctx = Context(secret_keys)
+    root = Obj(ctx, (), raw)
+    namespace = root.text("namespace", "openstack", allow_empty=False)
+    problem = label_problem(namespace)
+    if problem:
+        ctx.problem(("namespace",), f"Kubernetes namespace {problem}")
+    nova = parse_nova(root.obj("nova"), namespace, options)
+    dataplane_obj = root.obj("dataplane")
+    dataplane = parse_dataplane(dataplane_obj, options)
+    check_dataplane(dataplane_obj, dataplane, nova)
+    known_tags = [*FIXED_TAGS, *(c.name for c in nova.cells), *(s.name for s in dataplane.node_sets)]
+    extra_mounts = tuple(
+        parse_extra_mount(Obj(ctx, path, item), known_tags) for path, item in root.items("extraMounts")
+    )
+    settings = Settings(
+        namespace=namespace,
+        images=_images(root.obj("images")),
+        kubernetes=_kubernetes(root.obj("kubernetes")),
+        nova=nova,
+        dataplane=dataplane,
+        extra_mounts=extra_mounts,
+    )
+    root.close()
+    if ctx.problems:
+        raise SettingsError(ctx.problems)
+    return settings

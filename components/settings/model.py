@@ -1,0 +1,216 @@
+"""The typed, immutable settings of one stack (what `load()` returns).
+
+Field names are snake_case; the stack config keys they come from are the
+camelCase names of the openstack-k8s-operators CRDs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from .secret import SecretStr
+
+CELL0 = "cell0"
+
+# Services a node set may list without defining them in dataplane.customServices.
+BUILTIN_EDPM_SERVICES = ("neutron-metadata", "nova")
+
+
+@dataclass(frozen=True)
+class Images:
+    api: str
+    scheduler: str
+    conductor: str
+    metadata: str
+    novncproxy: str
+    compute: str
+    neutron_metadata_agent: str
+
+
+class KubernetesMode(StrEnum):
+    CLUSTER = "cluster"  # apply to a live API server
+    RENDER = "render"  # only write manifests to render_dir
+
+
+@dataclass(frozen=True)
+class Kubernetes:
+    mode: KubernetesMode
+    kubeconfig: str | None
+    context: str | None
+    skip_await: bool
+    render_dir: str | None
+
+
+@dataclass(frozen=True)
+class Keystone:
+    internal_url: str
+    public_url: str
+    region: str
+    service_user: str
+    password: SecretStr | None
+
+
+@dataclass(frozen=True)
+class Database:
+    instance: str  # the MariaDB Service name, e.g. "openstack-cell1"
+    account: str
+    password: SecretStr | None  # None: the components generate one
+
+
+@dataclass(frozen=True)
+class MessageBus:
+    cluster: str  # the RabbitMQ Service name, e.g. "rabbitmq-cell1"
+    user: str
+    vhost: str
+    port: int
+    password: SecretStr | None
+
+    @property
+    def identity(self) -> tuple[str, str]:
+        """Two buses are the same bus when cluster and vhost match."""
+        return (self.cluster, self.vhost)
+
+
+@dataclass(frozen=True)
+class ServiceTemplate:
+    replicas: int
+    custom_service_config: str
+    node_selector: Mapping[str, str] | None
+    enabled: bool = True  # only metadata and noVNC proxy templates can be disabled
+
+
+@dataclass(frozen=True)
+class Cell:
+    name: str
+    database: Database
+    messaging_bus: MessageBus
+    has_api_access: bool
+    conductor: ServiceTemplate
+    metadata: ServiceTemplate
+    novncproxy: ServiceTemplate
+
+    @property
+    def is_cell0(self) -> bool:
+        return self.name == CELL0
+
+
+@dataclass(frozen=True)
+class Nova:
+    keystone: Keystone
+    api_database: Database
+    messaging_bus: MessageBus
+    notifications_bus: MessageBus | None  # None: notifications go to the noop driver
+    api_timeout: int
+    metadata_shared_secret: SecretStr | None
+    api: ServiceTemplate
+    scheduler: ServiceTemplate
+    metadata: ServiceTemplate
+    cells: tuple[Cell, ...]  # cell0 first, then by name
+
+    def cell(self, name: str) -> Cell:
+        for cell in self.cells:
+            if cell.name == name:
+                return cell
+        raise KeyError(name)
+
+    @property
+    def cells_with_metadata(self) -> tuple[Cell, ...]:
+        return tuple(c for c in self.cells if c.metadata.enabled)
+
+
+@dataclass(frozen=True)
+class ServiceConfigs:
+    """customServiceConfig per EDPM service; "" when unset."""
+
+    nova: str = ""
+    neutron_metadata: str = ""
+
+
+@dataclass(frozen=True)
+class NodeTemplate:
+    ansible_user: str
+    ansible_port: int
+    ansible_vars: Mapping[str, Any]
+    ssh_private_key: SecretStr | None  # exactly one of key and key file is set
+    ssh_private_key_file: str | None  # expanded, absolute
+    known_hosts_file: str | None
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    host_name: str
+    ansible_host: str
+    cell: str  # resolved: the node's own cell or its node set's
+    ansible_vars: Mapping[str, Any]
+    # The node's own snippets; layered after the node set's (node wins per option).
+    custom_service_config: ServiceConfigs
+
+
+@dataclass(frozen=True)
+class NodeSet:
+    name: str
+    cell: str
+    node_template: NodeTemplate
+    nodes: tuple[Node, ...]  # sorted by name
+    services: tuple[str, ...]  # in the order given: they run in this order
+    custom_service_config: ServiceConfigs
+
+    @property
+    def cells(self) -> tuple[str, ...]:
+        return tuple(sorted({n.cell for n in self.nodes}))
+
+
+@dataclass(frozen=True)
+class CustomService:
+    name: str
+    playbook: str  # relative to ansible/playbooks/
+    files: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class MigrationSSHKey:
+    """The key pair computes use to reach each other for live migration."""
+
+    private_key: SecretStr
+    public_key: str
+
+
+@dataclass(frozen=True)
+class Dataplane:
+    node_sets: tuple[NodeSet, ...]  # sorted by name
+    custom_services: Mapping[str, CustomService]
+    migration_ssh_key: MigrationSSHKey | None  # None: the components generate one
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        return tuple(n for s in self.node_sets for n in s.nodes)
+
+
+@dataclass(frozen=True)
+class VolumeMount:
+    name: str
+    mount_path: str
+    read_only: bool
+    sub_path: str | None
+
+
+@dataclass(frozen=True)
+class ExtraMount:
+    name: str | None
+    propagation: tuple[str, ...] | None  # None: everywhere
+    volumes: tuple[Mapping[str, Any], ...]  # Kubernetes volume objects, as given
+    mounts: tuple[VolumeMount, ...]
+
+
+@dataclass(frozen=True)
+class Settings:
+    namespace: str
+    images: Images
+    kubernetes: Kubernetes
+    nova: Nova
+    dataplane: Dataplane
+    extra_mounts: tuple[ExtraMount, ...]

@@ -1,0 +1,387 @@
+"""Rendering: file sets per service, the facts inside them, kolla json, names, hashes."""
+
+from __future__ import annotations
+
+import configparser
+import json
+from typing import Any
+
+import pytest
+
+from components.render import (
+    Credentials,
+    NovaService,
+    compute_config_files,
+    config_hash,
+    host_specific_conf,
+    metadata_neutron_config,
+    metadata_neutron_secret_name,
+    names,
+    neutron_metadata_extra_files,
+    nova_extra_files,
+    service_config_files,
+    transport_url,
+)
+from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings, load
+from components.settings.customconfig import parse
+
+NS = "openstack"
+
+
+def make_settings(**nova: Any) -> Settings:
+    raw = {
+        "nova": {
+            "cellTemplates": {
+                "cell0": {},
+                "cell1": {"conductorServiceTemplate": {"customServiceConfig": "[DEFAULT]\ndebug = false"}},
+                "cell2": {"hasAPIAccess": False, "noVNCProxyServiceTemplate": {"enabled": False}},
+            },
+            **nova,
+        }
+    }
+    return load(raw, secret_keys=TOP_LEVEL_KEYS, catalog=None)
+
+
+def make_creds(settings: Settings, notifications: str | None = None) -> Credentials:
+    return Credentials(
+        keystone_password="ks$pw",
+        api_db_password="api@db",
+        cell_db_passwords={c.name: f"{c.name}-db" for c in settings.nova.cells},
+        api_transport_url=transport_url(settings.nova.messaging_bus, "api-mq", NS),
+        cell_transport_urls={
+            c.name: transport_url(c.messaging_bus, f"{c.name}-mq", NS) for c in settings.nova.cells[1:]
+        },
+        metadata_shared_secret="meta-secret",
+        notification_transport_url=notifications,
+    )
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return make_settings()
+
+
+@pytest.fixture
+def creds(settings: Settings) -> Credentials:
+    return make_creds(settings)
+
+
+def ini(text: str) -> configparser.ConfigParser:
+    """Parse strictly (duplicate sections or keys fail), and with oslo.config's parser too."""
+    parse(text)
+    parser = configparser.ConfigParser(interpolation=None, strict=True)
+    parser.read_string(text)
+    return parser
+
+
+# --- transport URLs --------------------------------------------------------------------
+
+
+def test_transport_url_quotes_user_password_and_vhost() -> None:
+    bus = MessageBus(cluster="rabbitmq-cell1", user="nova@cell1", vhost="/", port=5671, password=None)
+    url = transport_url(bus, "p@ss/w:rd?#", NS)
+    assert url == "rabbit://nova%40cell1:p%40ss%2Fw%3Ard%3F%23@rabbitmq-cell1.openstack.svc:5671/%2F?ssl=0"
+    bus = MessageBus(cluster="rabbitmq", user="u", vhost="nova", port=5672, password=None)
+    assert transport_url(bus, "p", "ns").endswith("@rabbitmq.ns.svc:5672/nova?ssl=0")
+
+
+def test_credentials_repr_hides_values(creds: Credentials) -> None:
+    assert "api-mq" not in repr(creds) and "ks$pw" not in repr(creds)
+
+
+# --- EDPM compute config ---------------------------------------------------------------
+
+
+def test_compute_config_per_cell(settings: Settings, creds: Credentials) -> None:
+    cell1 = compute_config_files(settings, settings.nova.cell("cell1"), creds)
+    cell2 = compute_config_files(settings, settings.nova.cell("cell2"), creds)
+    assert set(cell1) == {"01-nova.conf", "nova-blank.conf", "nova-compute-config.json", "rabbitmq_user_name"}
+    assert cell1["nova-blank.conf"] == "" and cell1["rabbitmq_user_name"] == "nova-cell1"
+    conf1, conf2 = ini(cell1["01-nova.conf"]), ini(cell2["01-nova.conf"])
+    assert conf1["DEFAULT"]["transport_url"] == (
+        "rabbit://nova-cell1:cell1-mq@rabbitmq-cell1.openstack.svc:5672/%2F?ssl=0"
+    )
+    assert conf2["DEFAULT"]["transport_url"].startswith("rabbit://nova-cell2:cell2-mq@rabbitmq-cell2.")
+    assert conf1["vnc"]["enabled"] == "True"
+    assert conf1["vnc"]["novncproxy_base_url"] == (
+        "http://nova-novncproxy-cell1-public.openstack.svc:6080/vnc_lite.html"
+    )
+    assert conf1["vnc"]["server_proxyclient_address"] == "$my_ip"
+    assert conf2["vnc"]["enabled"] == "False" and "novncproxy_base_url" not in conf2["vnc"]
+    for conf in (conf1, conf2):
+        assert not conf.has_section("database") and not conf.has_section("api_database")
+        assert conf["DEFAULT"]["compute_driver"] == "libvirt.LibvirtDriver"
+        assert conf["libvirt"]["cpu_mode"] == "host-model"
+        assert conf["libvirt"]["live_migration_uri"].startswith("qemu+ssh://nova@%s/system")
+        assert conf["keystone_authtoken"]["service_token_roles_required"] == "true"
+        assert conf["neutron"]["service_metadata_proxy"] == "true"
+        assert conf["cinder"]["catalog_info"] == "volumev3:cinderv3:internalURL"
+        assert conf["placement"]["auth_url"] == "http://keystone-internal.openstack.svc:5000"
+        assert conf["placement"]["password"] == "ks$$pw"  # `$` escaped for oslo.config
+        assert conf["oslo_messaging_notifications"]["driver"] == "noop"
+        assert conf["cache"]["backend"] == "oslo_cache.dict"
+
+
+def test_compute_config_is_not_made_for_cell0(settings: Settings, creds: Credentials) -> None:
+    with pytest.raises(ValueError, match="cell0"):
+        compute_config_files(settings, settings.nova.cell("cell0"), creds)
+
+
+def test_compute_kolla_json(settings: Settings, creds: Credentials) -> None:
+    files = compute_config_files(settings, settings.nova.cell("cell1"), creds)
+    data = json.loads(files["nova-compute-config.json"])
+    assert data["command"] == "nova-compute"
+    copies = {c["source"].removeprefix("/var/lib/kolla/config_files/src/"): c for c in data["config_files"]}
+    assert copies["nova-blank.conf"]["dest"] == "/etc/nova/nova.conf"
+    glob = copies["*nova*.conf"]
+    assert (glob["dest"], glob["owner"], glob["perm"], glob["merge"]) == (
+        "/etc/nova/nova.conf.d/",
+        "nova",
+        "0600",
+        True,
+    )
+    assert copies["ssh-privatekey"]["dest"] == "/var/lib/nova/.ssh/ssh-privatekey"
+    assert copies["ssh-config"]["dest"] == "/var/lib/nova/.ssh/config"
+    assert copies["ceph"]["optional"] and copies["provider*.yaml"]["optional"]
+    assert copies["provider*.yaml"]["dest"] == "/etc/nova/provider_config/"
+
+
+def test_notifications_bus(creds: Credentials) -> None:
+    settings = make_settings(notificationsBus={"cluster": "rabbitmq-notify"})
+    url = transport_url(settings.nova.notifications_bus, "n", NS)  # type: ignore[arg-type]
+    creds = make_creds(settings, notifications=url)
+    files = compute_config_files(settings, settings.nova.cell("cell1"), creds)
+    conf = ini(files["01-nova.conf"])
+    assert conf["oslo_messaging_notifications"]["driver"] == "messagingv2"
+    assert conf["oslo_messaging_notifications"]["transport_url"] == url
+    assert conf["notifications"]["notify_on_state_change"] == "vm_and_task_state"
+    assert files["notification_rabbitmq_user_name"] == "nova-notifications"
+    with pytest.raises(ValueError, match="notification"):
+        compute_config_files(settings, settings.nova.cell("cell1"), make_creds(settings))
+
+
+# --- control-plane services --------------------------------------------------------------
+
+SERVICES = [
+    (NovaService.API, None),
+    (NovaService.SCHEDULER, None),
+    (NovaService.METADATA, None),
+    (NovaService.CONDUCTOR, "cell0"),
+    (NovaService.CONDUCTOR, "cell1"),
+    (NovaService.CONDUCTOR, "cell2"),
+    (NovaService.NOVNCPROXY, "cell1"),
+]
+
+
+def files_of(
+    settings: Settings, creds: Credentials, service: NovaService, cell: str | None
+) -> dict[str, str]:
+    return service_config_files(settings, service, settings.nova.cell(cell) if cell else None, creds)
+
+
+@pytest.mark.parametrize(("service", "cell"), SERVICES)
+def test_every_service_renders_valid_files(
+    settings: Settings, creds: Credentials, service: NovaService, cell: str | None
+) -> None:
+    files = files_of(settings, creds, service, cell)
+    assert {"01-nova.conf", "nova-blank.conf", "config.json"} <= set(files)
+    assert files["nova-blank.conf"] == ""
+    conf = ini(files["01-nova.conf"])
+    assert conf["DEFAULT"]["state_path"] == "/var/lib/nova"
+    assert conf["oslo_concurrency"]["lock_path"] == "/var/lib/nova/tmp"
+    kolla = json.loads(files["config.json"])
+    dests = {c["dest"]: c for c in kolla["config_files"]}
+    assert dests["/etc/nova/nova.conf"]["source"] == "/var/lib/openstack/config/nova-blank.conf"
+    assert dests["/etc/nova/nova.conf.d/01-nova.conf"]["perm"] == "0600"
+    assert dests["/etc/nova/nova.conf.d/02-nova-override.conf"]["optional"] is True
+    assert kolla["permissions"][0]["path"] == "/var/log/nova"
+    uses_db = conf.has_section("database") or conf.has_section("api_database")
+    assert ("my.cnf" in files) is uses_db
+    assert ("/etc/my.cnf" in dests) is uses_db
+    if uses_db:
+        assert ini(files["my.cnf"])["client"]["ssl"] == "0"
+
+
+def test_override_present_iff_custom_config(settings: Settings, creds: Credentials) -> None:
+    with_custom = files_of(settings, creds, NovaService.CONDUCTOR, "cell1")
+    assert with_custom["02-nova-override.conf"] == "[DEFAULT]\ndebug = false\n"
+    for service, cell in SERVICES:
+        if (service, cell) != (NovaService.CONDUCTOR, "cell1"):
+            assert "02-nova-override.conf" not in files_of(settings, creds, service, cell)
+
+
+def test_superconductor_uses_api_bus_and_databases(settings: Settings, creds: Credentials) -> None:
+    conf = ini(files_of(settings, creds, NovaService.CONDUCTOR, "cell0")["01-nova.conf"])
+    assert conf["DEFAULT"]["transport_url"] == creds.api_transport_url
+    assert conf["database"]["connection"] == (
+        "mysql+pymysql://nova-cell0:cell0-db@openstack.openstack.svc/nova_cell0?read_default_file=/etc/my.cnf"
+    )
+    assert conf["api_database"]["connection"] == (
+        "mysql+pymysql://nova-api:api%40db@openstack.openstack.svc/nova_api?read_default_file=/etc/my.cnf"
+    )
+    assert conf["database"]["max_retries"] == "30"
+
+
+def test_cell_conductors(settings: Settings, creds: Credentials) -> None:
+    cell1 = ini(files_of(settings, creds, NovaService.CONDUCTOR, "cell1")["01-nova.conf"])
+    cell2 = ini(files_of(settings, creds, NovaService.CONDUCTOR, "cell2")["01-nova.conf"])
+    assert cell1["DEFAULT"]["transport_url"] == creds.cell_transport_urls["cell1"]
+    assert "openstack-cell1.openstack.svc/nova_cell1" in cell1["database"]["connection"]
+    assert cell1.has_section("api_database")
+    assert not cell2.has_section("api_database")  # hasAPIAccess: false
+    assert "openstack-cell2.openstack.svc/nova_cell2" in cell2["database"]["connection"]
+
+
+def test_api_and_scheduler(settings: Settings, creds: Credentials) -> None:
+    api = ini(files_of(settings, creds, NovaService.API, None)["01-nova.conf"])
+    assert api["DEFAULT"]["transport_url"] == creds.api_transport_url
+    assert api.has_section("api_database") and not api.has_section("database")
+    assert api["keystone_authtoken"]["www_authenticate_uri"] == "http://keystone-public.openstack.svc:5000"
+    assert json.loads(files_of(settings, creds, NovaService.API, None)["config.json"])["command"].endswith(
+        "nova-api-os-compute"
+    )
+    scheduler = ini(files_of(settings, creds, NovaService.SCHEDULER, None)["01-nova.conf"])
+    assert scheduler["scheduler"]["discover_hosts_in_cells_interval"] == "900"
+    assert not scheduler.has_section("keystone_authtoken")
+
+
+def test_top_level_metadata(settings: Settings, creds: Credentials) -> None:
+    conf = ini(files_of(settings, creds, NovaService.METADATA, None)["01-nova.conf"])
+    assert conf["api"]["local_metadata_per_cell"] == "false"
+    assert conf["neutron"]["metadata_proxy_shared_secret"] == "meta-secret"
+    assert conf["DEFAULT"]["transport_url"] == creds.api_transport_url
+
+
+def test_cell_metadata() -> None:
+    settings = make_settings(
+        metadataServiceTemplate={"enabled": False},
+        cellTemplates={"cell0": {}, "cell1": {"metadataServiceTemplate": {"enabled": True}}},
+    )
+    creds = make_creds(settings)
+    files = files_of(settings, creds, NovaService.METADATA, "cell1")
+    conf = ini(files["01-nova.conf"])
+    assert conf["api"]["local_metadata_per_cell"] == "true"
+    assert conf["DEFAULT"]["transport_url"] == creds.cell_transport_urls["cell1"]
+    assert conf["neutron"]["metadata_proxy_shared_secret"] == "meta-secret"
+    assert conf.has_section("database")
+    with pytest.raises(ValueError, match="disabled"):
+        files_of(settings, creds, NovaService.METADATA, None)
+
+
+def test_novncproxy(settings: Settings, creds: Credentials) -> None:
+    conf = ini(files_of(settings, creds, NovaService.NOVNCPROXY, "cell1")["01-nova.conf"])
+    assert (conf["vnc"]["novncproxy_host"], conf["vnc"]["novncproxy_port"]) == ("0.0.0.0", "6080")
+    assert conf["DEFAULT"]["debug"] == "false"
+    assert conf["DEFAULT"]["transport_url"] == creds.cell_transport_urls["cell1"]
+    assert not conf.has_section("api_database")
+    with pytest.raises(ValueError, match="disabled"):
+        files_of(settings, creds, NovaService.NOVNCPROXY, "cell2")
+
+
+@pytest.mark.parametrize(
+    ("service", "cell"),
+    [(NovaService.API, "cell1"), (NovaService.CONDUCTOR, None), (NovaService.SCHEDULER, "cell1")],
+)
+def test_service_placement_is_checked(
+    settings: Settings, creds: Credentials, service: NovaService, cell: str | None
+) -> None:
+    with pytest.raises(ValueError):
+        files_of(settings, creds, service, cell)
+
+
+def test_line_breaks_in_values_are_refused(settings: Settings) -> None:
+    creds = make_creds(settings)
+    bad = Credentials(**{**creds.__dict__, "keystone_password": "a\n[DEFAULT]\ndebug=false"})
+    with pytest.raises(ValueError, match="line break"):
+        compute_config_files(settings, settings.nova.cell("cell1"), bad)
+
+
+# --- metadata for the neutron agent ------------------------------------------------------
+
+
+def test_metadata_neutron_config(settings: Settings) -> None:
+    top = metadata_neutron_config(settings, None, "s3cret")
+    assert top == {
+        "05-nova-metadata.conf": "[DEFAULT]\n"
+        "nova_metadata_host = nova-metadata-internal.openstack.svc\n"
+        "nova_metadata_port = 8775\n"
+        "nova_metadata_protocol = http\n"
+        "metadata_proxy_shared_secret = s3cret\n"
+    }
+    cell = ini(metadata_neutron_config(settings, settings.nova.cell("cell1"), "x")["05-nova-metadata.conf"])
+    assert cell["DEFAULT"]["nova_metadata_host"] == "nova-cell1-metadata-internal.openstack.svc"
+    assert cell["DEFAULT"]["nova_metadata_port"] == "8775"
+    assert metadata_neutron_secret_name(None) == "nova-metadata-neutron-config"
+    assert metadata_neutron_secret_name("cell1") == "nova-cell1-metadata-neutron-config"
+
+
+def test_host_specific_conf() -> None:
+    text = host_specific_conf("192.168.122.100", "compute-0.example")
+    assert text == "[DEFAULT]\nmy_ip = 192.168.122.100\nhost = compute-0.example\n"
+
+
+# --- names and hashes ---------------------------------------------------------------------
+
+
+def test_names() -> None:
+    assert names.conductor("cell1") == "nova-cell1-conductor"
+    assert names.config_data(names.conductor("cell1")) == "nova-cell1-conductor-config-data"
+    assert names.config_data(names.API) == "nova-api-config-data"
+    assert names.metadata(None) == "nova-metadata" and names.metadata("cell1") == "nova-cell1-metadata"
+    assert names.novncproxy("cell1") == "nova-cell1-novncproxy"
+    assert names.db_sync_job("cell1") == "nova-cell1-conductor-db-sync"
+    assert names.cell_mapping_job("cell0") == "nova-cell0-cell-mapping"
+    assert names.host_discover_job("cell1") == "nova-cell1-host-discover"
+    assert names.compute_config("cell2") == "nova-cell2-compute-config"
+    assert names.metadata_service("cell1") == "nova-cell1-metadata-internal"
+    assert names.novncproxy_service("cell1") == "nova-novncproxy-cell1-public"
+    assert names.database_name(None) == "nova_api" and names.database_name("cell1") == "nova_cell1"
+
+
+def test_config_hash_is_stable_and_order_independent() -> None:
+    first = config_hash({"a.conf": "x", "b.conf": "y"})
+    assert first == config_hash({"b.conf": "y", "a.conf": "x"})
+    assert len(first) == 64
+    assert first != config_hash({"a.conf": "x", "b.conf": "z"})
+    assert config_hash({"ab": "c"}) != config_hash({"a": "bc"})
+
+
+def test_rendering_is_deterministic(settings: Settings, creds: Credentials) -> None:
+    first = compute_config_files(settings, settings.nova.cell("cell1"), creds)
+    assert config_hash(first) == config_hash(
+        compute_config_files(settings, settings.nova.cell("cell1"), creds)
+    )
+
+
+# --- EDPM per-node extra config -----------------------------------------------------------
+
+
+def test_extra_files_layer_node_set_then_node() -> None:
+    raw = {
+        "dataplane": {
+            "nodeSets": {
+                "edpm": {
+                    "nodeTemplate": {"ansibleSSHPrivateKey": "k"},
+                    "customServiceConfig": {"nova": "[libvirt]\ncpu_mode = custom"},
+                    "nodes": {
+                        "c0": {
+                            "ansibleHost": "10.0.0.1",
+                            "customServiceConfig": {"nova": "[libvirt]\ncpu_mode = none\n"},
+                        },
+                        "c1": {"ansibleHost": "10.0.0.2"},
+                    },
+                }
+            }
+        }
+    }
+    settings = load(raw, secret_keys=TOP_LEVEL_KEYS, catalog=None)
+    (node_set,) = settings.dataplane.node_sets
+    c0, c1 = node_set.nodes
+    assert nova_extra_files(node_set, c0) == {
+        "25-nova-extra.conf": "[libvirt]\ncpu_mode = custom\n",
+        "26-nova-extra-host.conf": "[libvirt]\ncpu_mode = none\n",
+    }
+    assert nova_extra_files(node_set, c1) == {"25-nova-extra.conf": "[libvirt]\ncpu_mode = custom\n"}
+    assert neutron_metadata_extra_files(node_set, c1) == {}
+    for name in nova_extra_files(node_set, c0):  # loaded by kolla's *nova*.conf glob, after 02-
+        assert "nova" in name and name.endswith(".conf") and name > "02-nova-override.conf"

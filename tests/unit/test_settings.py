@@ -1,0 +1,411 @@
+"""Settings: defaults, every validation rule, problem paths, secrets."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from components.settings import (
+    TOP_LEVEL_KEYS,
+    KubernetesMode,
+    SecretStr,
+    Settings,
+    SettingsError,
+    control_plane_tags,
+    edpm_tags,
+    load,
+    propagates,
+)
+
+P = "openstack-nova:"
+ALL_SECRET = TOP_LEVEL_KEYS
+
+
+def good_config() -> dict[str, Any]:
+    """Two compute cells, per-cell metadata, two node sets, an extra mount."""
+    return {
+        "namespace": "openstack",
+        "nova": {
+            "keystone": {"password": "ks-pass"},
+            "apiDatabase": {"password": "api-db"},
+            "messagingBus": {"password": "api-mq"},
+            "metadataSharedSecret": "meta",
+            "metadataServiceTemplate": {"enabled": False},
+            "apiServiceTemplate": {"replicas": 2, "customServiceConfig": "[DEFAULT]\ndebug = false\n"},
+            "cellTemplates": {
+                "cell0": {"cellDatabase": {"password": "c0"}},
+                "cell1": {"metadataServiceTemplate": {"enabled": True}},
+                "cell2": {"hasAPIAccess": False, "conductorServiceTemplate": {"replicas": 0}},
+            },
+        },
+        "dataplane": {
+            "nodeSets": {
+                "edpm-a": {
+                    "nodeTemplate": {"ansibleSSHPrivateKey": "KEY", "ansibleVars": {"x": 1}},
+                    "nodes": {
+                        "compute-0": {"ansibleHost": "192.168.122.100"},
+                        "compute-1": {"ansibleHost": "192.168.122.101", "cell": "cell2"},
+                    },
+                    "customServiceConfig": {"nova": "[libvirt]\ncpu_mode = custom\n"},
+                },
+                "edpm-b": {
+                    "cell": "cell2",
+                    "nodeTemplate": {"ansibleSSHPrivateKey": "KEY"},
+                    "nodes": {"compute-2": {"ansibleHost": "192.168.122.102", "hostName": "c2.example"}},
+                    "services": ["nova", "ceph-client"],
+                },
+            },
+            "customServices": {"ceph-client": {"playbook": "ceph-client.yml", "files": {"ceph.conf": "x"}}},
+        },
+        "extraMounts": [
+            {
+                "name": "ceph",
+                "propagation": ["NovaConductor", "Compute"],
+                "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf"}}],
+                "mounts": [{"name": "ceph", "mountPath": "/etc/ceph", "readOnly": True}],
+            }
+        ],
+    }
+
+
+def problems_of(raw: dict[str, Any], secret_keys: Any = ALL_SECRET) -> dict[str, str]:
+    with pytest.raises(SettingsError) as caught:
+        load(raw, secret_keys=secret_keys, catalog=None)
+    return {p.path: p.message for p in caught.value.problems}
+
+
+def with_change(path: str, value: Any, raw: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A copy of `raw` (default: good_config) with a dotted path set (None deletes)."""
+    data = copy.deepcopy(raw if raw is not None else good_config())
+    *parents, last = path.split(".")
+    node = data
+    for part in parents:
+        node = node.setdefault(part, {})
+    if value is None:
+        node.pop(last, None)
+    else:
+        node[last] = value
+    return data
+
+
+def test_empty_config_gives_defaults() -> None:
+    settings = load({}, catalog=None)
+    assert settings.namespace == "openstack"
+    assert settings.kubernetes.mode is KubernetesMode.CLUSTER
+    assert settings.images.api == "quay.io/podified-antelope-centos9/openstack-nova-api:current-podified"
+    assert settings.images.neutron_metadata_agent.endswith(
+        "openstack-neutron-metadata-agent-ovn:current-podified"
+    )
+    nova = settings.nova
+    assert nova.keystone.internal_url == "http://keystone-internal.openstack.svc:5000"
+    assert nova.keystone.region == "regionOne" and nova.keystone.service_user == "nova"
+    assert nova.keystone.password is None
+    assert (nova.api_database.instance, nova.api_database.account) == ("openstack", "nova-api")
+    assert (nova.messaging_bus.cluster, nova.messaging_bus.user) == ("rabbitmq", "nova-api")
+    assert nova.notifications_bus is None
+    assert nova.api_timeout == 60 and nova.metadata.enabled
+    assert [c.name for c in nova.cells] == ["cell0", "cell1"]
+    cell0, cell1 = nova.cells
+    assert cell0.messaging_bus == nova.messaging_bus
+    assert (cell0.database.instance, cell0.database.account) == ("openstack", "nova-cell0")
+    assert not cell0.novncproxy.enabled and not cell0.metadata.enabled
+    assert (cell1.database.instance, cell1.database.account) == ("openstack-cell1", "nova-cell1")
+    assert (cell1.messaging_bus.cluster, cell1.messaging_bus.user) == ("rabbitmq-cell1", "nova-cell1")
+    assert cell1.novncproxy.enabled and cell1.has_api_access
+    assert settings.dataplane.node_sets == () and settings.extra_mounts == ()
+
+
+def test_good_config_loads() -> None:
+    settings = load(good_config(), secret_keys=ALL_SECRET, catalog=None)
+    assert isinstance(settings, Settings)
+    nova = settings.nova
+    assert [c.name for c in nova.cells] == ["cell0", "cell1", "cell2"]
+    assert nova.api.replicas == 2 and nova.cell("cell2").conductor.replicas == 0
+    assert not nova.cell("cell2").has_api_access
+    assert [c.name for c in nova.cells_with_metadata] == ["cell1"]
+    node_sets = {s.name: s for s in settings.dataplane.node_sets}
+    assert node_sets["edpm-a"].services == ("neutron-metadata", "nova")
+    assert node_sets["edpm-b"].services == ("nova", "ceph-client")  # order kept
+    cells = {n.name: n.cell for n in settings.dataplane.nodes}
+    assert cells == {"compute-0": "cell1", "compute-1": "cell2", "compute-2": "cell2"}
+    assert {n.name: n.host_name for n in settings.dataplane.nodes}["compute-2"] == "c2.example"
+    assert node_sets["edpm-a"].custom_service_config.nova.startswith("[libvirt]")
+    (mount,) = settings.extra_mounts
+    assert mount.propagation == ("NovaConductor", "Compute") and mount.mounts[0].read_only
+
+
+def test_cells_are_ordered_cell0_first() -> None:
+    raw = {"nova": {"cellTemplates": {"zeta": {}, "alpha": {}, "cell0": {}}}}
+    assert [c.name for c in load(raw, catalog=None).nova.cells] == ["cell0", "alpha", "zeta"]
+
+
+def test_settings_are_immutable() -> None:
+    settings = load({}, catalog=None)
+    with pytest.raises(AttributeError):
+        settings.namespace = "other"  # type: ignore[misc]
+    assert isinstance(settings.nova.cells, tuple)
+
+
+# --- secrets ------------------------------------------------------------------
+
+
+def test_secrets_are_masked() -> None:
+    settings = load(good_config(), secret_keys=ALL_SECRET, catalog=None)
+    password = settings.nova.keystone.password
+    assert isinstance(password, SecretStr) and password.reveal() == "ks-pass"
+    assert str(password) == repr(password) == "[secret]"
+    for text in (repr(settings), str(settings)):
+        for plain in ("ks-pass", "api-db", "api-mq", "meta", "c0", "KEY"):
+            assert f"'{plain}'" not in text
+
+
+def test_plain_text_password_is_rejected() -> None:
+    problems = problems_of(good_config(), secret_keys=[k for k in ALL_SECRET if k != "nova"])
+    message = problems[P + "nova.keystone.password"]
+    assert "pulumi config set --secret --path 'nova.keystone.password'" in message
+    assert P + "nova.metadataSharedSecret" in problems
+    assert P + "nova.cellTemplates.cell0.cellDatabase.password" in problems
+    assert not any(path.startswith(P + "dataplane") for path in problems)
+
+
+def test_plain_text_ssh_key_is_rejected() -> None:
+    problems = problems_of(good_config(), secret_keys=["nova"])
+    assert P + "dataplane.nodeSets.edpm-a.nodeTemplate.ansibleSSHPrivateKey" in problems
+
+
+def test_missing_passwords_are_allowed() -> None:
+    settings = load({"nova": {"keystone": {}}}, catalog=None)
+    assert settings.nova.keystone.password is None
+    assert settings.nova.metadata_shared_secret is None
+
+
+# --- every rule reports its exact path -----------------------------------------------
+
+CASES: list[tuple[str, Any, str]] = [
+    ("namespace", "Open_Stack", "namespace"),
+    ("nova.apiTimeout", 5, "nova.apiTimeout"),
+    ("nova.apiServiceTemplate.replicas", 33, "nova.apiServiceTemplate.replicas"),
+    ("nova.apiServiceTemplate.replicas", -1, "nova.apiServiceTemplate.replicas"),
+    ("nova.apiServiceTemplate.replicas", True, "nova.apiServiceTemplate.replicas"),
+    ("nova.apiServiceTemplate.replicas", "2", "nova.apiServiceTemplate.replicas"),
+    ("nova.apiServiceTemplate.enabled", False, "nova.apiServiceTemplate.enabled"),
+    (
+        "nova.schedulerServiceTemplate.nodeSelector",
+        {"zone": 1},
+        "nova.schedulerServiceTemplate.nodeSelector.zone",
+    ),
+    ("nova.keystone.internalURL", "keystone:5000", "nova.keystone.internalURL"),
+    ("nova.messagingBus.port", 0, "nova.messagingBus.port"),
+    (
+        "nova.cellTemplates.cell0.metadataServiceTemplate",
+        {"enabled": True},
+        "nova.cellTemplates.cell0.metadataServiceTemplate.enabled",
+    ),
+    (
+        "nova.cellTemplates.cell0.noVNCProxyServiceTemplate",
+        {"enabled": True},
+        "nova.cellTemplates.cell0.noVNCProxyServiceTemplate.enabled",
+    ),
+    (
+        "nova.cellTemplates.cell0.messagingBus",
+        {"cluster": "rabbitmq"},
+        "nova.cellTemplates.cell0.messagingBus",
+    ),
+    ("nova.metadataServiceTemplate.enabled", True, "nova.metadataServiceTemplate.enabled"),
+    (
+        "nova.cellTemplates.cell2.messagingBus",
+        {"cluster": "rabbitmq-cell1"},
+        "nova.cellTemplates.cell2.messagingBus.cluster",
+    ),
+    ("nova.cellTemplates.Cell_3", {}, "nova.cellTemplates.Cell_3"),
+    ("nova.cellTemplates." + "c" * 36, {}, "nova.cellTemplates." + "c" * 36),
+    ("nova.cellTemplates.cell1.hasAPIAccess", "yes", "nova.cellTemplates.cell1.hasAPIAccess"),
+    (
+        "nova.cellTemplates.cell1.conductorServiceTemplate.replica",
+        2,
+        "nova.cellTemplates.cell1.conductorServiceTemplate.replica",
+    ),
+    (
+        "nova.cellTemplates.cell1.conductorServiceTemplate.customServiceConfig",
+        "debug = true",
+        "nova.cellTemplates.cell1.conductorServiceTemplate.customServiceConfig",
+    ),
+    ("kubernetes.mode", "render", "kubernetes.renderDir"),
+    ("kubernetes.mode", "dry", "kubernetes.mode"),
+    ("kubernetes.skipAwait", "true", "kubernetes.skipAwait"),
+    ("images.api", "", "images.api"),
+    ("dataplane.nodeSets.edpm-a.cell", "cell0", "dataplane.nodeSets.edpm-a.cell"),
+    ("dataplane.nodeSets.edpm-a.cell", "cell9", "dataplane.nodeSets.edpm-a.cell"),
+    (
+        "dataplane.nodeSets.edpm-a.nodes.compute-1.cell",
+        "cell0",
+        "dataplane.nodeSets.edpm-a.nodes.compute-1.cell",
+    ),
+    (
+        "dataplane.nodeSets.edpm-a.nodes.compute-1.ansibleHost",
+        None,
+        "dataplane.nodeSets.edpm-a.nodes.compute-1.ansibleHost",
+    ),
+    (
+        "dataplane.nodeSets.edpm-a.nodes.compute-1.ansibleHost",
+        "192.168.122.100",
+        "dataplane.nodeSets.edpm-a.nodes.compute-1.ansibleHost",
+    ),
+    (
+        "dataplane.nodeSets.edpm-a.nodes.compute-1.ansibleHost",
+        "not a host",
+        "dataplane.nodeSets.edpm-a.nodes.compute-1.ansibleHost",
+    ),
+    (
+        "dataplane.nodeSets.edpm-b.nodes.compute-2.hostName",
+        "compute-0",
+        "dataplane.nodeSets.edpm-b.nodes.compute-2.hostName",
+    ),
+    (
+        "dataplane.nodeSets.edpm-b.nodes.compute-0",
+        {"ansibleHost": "10.0.0.9"},
+        "dataplane.nodeSets.edpm-b.nodes.compute-0",
+    ),
+    ("dataplane.nodeSets.edpm-b.services", ["nova", "nova"], "dataplane.nodeSets.edpm-b.services[1]"),
+    ("dataplane.nodeSets.edpm-b.services", ["nova", "libvirt"], "dataplane.nodeSets.edpm-b.services[1]"),
+    ("dataplane.nodeSets.edpm-b.nodeTemplate", {}, "dataplane.nodeSets.edpm-b.nodeTemplate"),
+    (
+        "dataplane.nodeSets.edpm-b.nodeTemplate.ansibleSSHPrivateKeyFile",
+        "/nonexistent/key",
+        "dataplane.nodeSets.edpm-b.nodeTemplate.ansibleSSHPrivateKeyFile",
+    ),
+    (
+        "dataplane.nodeSets.edpm-b.nodeTemplate.ansiblePort",
+        70000,
+        "dataplane.nodeSets.edpm-b.nodeTemplate.ansiblePort",
+    ),
+    (
+        "dataplane.nodeSets.edpm-b.customServiceConfig",
+        {"neutron-metadata": "[DEFAULT\n"},
+        "dataplane.nodeSets.edpm-b.customServiceConfig.neutron-metadata",
+    ),
+    (
+        "dataplane.nodeSets.edpm-b.customServiceConfig",
+        {"ceph": "x"},
+        "dataplane.nodeSets.edpm-b.customServiceConfig.ceph",
+    ),
+    (
+        "dataplane.customServices.ceph-client.playbook",
+        "../x.yml",
+        "dataplane.customServices.ceph-client.playbook",
+    ),
+    ("dataplane.customServices.nova", {"playbook": "n.yml"}, "dataplane.customServices.nova"),
+    ("dataplane.migrationSSHKey", {"publicKey": "ssh-ed25519 AAAA"}, "dataplane.migrationSSHKey"),
+    (
+        "extraMounts",
+        [{"volumes": [{"name": "a"}], "mounts": [{"name": "b", "mountPath": "/b"}]}],
+        "extraMounts[0].mounts[0].name",
+    ),
+    ("extraMounts", [{"volumes": [{"hostPath": {}}]}], "extraMounts[0].volumes[0].name"),
+    ("extraMounts", [{"propagation": ["NovaApi"]}], "extraMounts[0].propagation[0]"),
+    ("extraMounts", {"name": "x"}, "extraMounts"),
+    ("nodesets", {}, "nodesets"),
+]
+
+
+@pytest.mark.parametrize(("change", "value", "path"), CASES, ids=[f"{c[0]}={c[1]!r}"[:60] for c in CASES])
+def test_rule_reports_exact_path(change: str, value: Any, path: str) -> None:
+    problems = problems_of(with_change(change, value))
+    assert P + path in problems, problems
+
+
+def test_cell0_is_required() -> None:
+    raw = {"nova": {"cellTemplates": {"cell1": {}}}}
+    assert P + "nova.cellTemplates" in problems_of(raw)
+
+
+def test_unknown_key_suggests_the_right_one() -> None:
+    problems = problems_of(with_change("nova.keystone.regoin", "x"))
+    assert problems[P + "nova.keystone.regoin"] == "unknown key 'regoin'; did you mean region?"
+
+
+def test_hint_ignores_case() -> None:
+    problems = problems_of(with_change("extraMounts", [{"propagation": ["NovaApi"]}]))
+    assert problems[P + "extraMounts[0].propagation[0]"].endswith("did you mean NovaAPI?")
+
+
+def test_wrong_type_names_the_expected_type() -> None:
+    problems = problems_of(with_change("nova.apiServiceTemplate.replicas", True))
+    assert problems[P + "nova.apiServiceTemplate.replicas"] == "expected an integer, got a boolean"
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    raw = with_change("nova.apiTimeout", 1)
+    raw = with_change("namespace", "BAD", raw)
+    raw = with_change("dataplane.nodeSets.edpm-a.cell", "cell0", raw)
+    raw = with_change("nova.cellTemplates.cell0.noVNCProxyServiceTemplate", {"enabled": True}, raw)
+    with pytest.raises(SettingsError) as caught:
+        load(raw, secret_keys=ALL_SECRET, catalog=None)
+    paths = [p.path for p in caught.value.problems]
+    assert set(paths) >= {
+        P + "nova.apiTimeout",
+        P + "namespace",
+        P + "dataplane.nodeSets.edpm-a.cell",
+        P + "nova.cellTemplates.cell0.noVNCProxyServiceTemplate.enabled",
+    }
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith(f"the stack config has {len(paths)} problems")
+    assert f"  {P}nova.apiTimeout: 1 is out of range; expected 10..inf" in lines
+
+
+def test_ssh_key_file_is_expanded(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = tmp_path / "id_ed25519"
+    key.write_text("KEY")
+    monkeypatch.setenv("KEYDIR", str(tmp_path))
+    raw = with_change(
+        "dataplane.nodeSets.edpm-b.nodeTemplate", {"ansibleSSHPrivateKeyFile": "$KEYDIR/id_ed25519"}
+    )
+    settings = load(raw, secret_keys=ALL_SECRET, catalog=None)
+    template = {s.name: s for s in settings.dataplane.node_sets}["edpm-b"].node_template
+    assert template.ssh_private_key_file == str(key) and template.ssh_private_key is None
+
+
+def test_unset_variable_in_key_file_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_SUCH_DIR", raising=False)
+    raw = with_change(
+        "dataplane.nodeSets.edpm-b.nodeTemplate", {"ansibleSSHPrivateKeyFile": "${NO_SUCH_DIR}/k"}
+    )
+    problems = problems_of(raw)
+    message = problems[P + "dataplane.nodeSets.edpm-b.nodeTemplate.ansibleSSHPrivateKeyFile"]
+    assert message == "'${NO_SUCH_DIR}/k' uses an environment variable that is not set"
+    assert P + "dataplane.nodeSets.edpm-b.nodeTemplate" not in problems  # one problem, not two
+
+
+def test_both_ssh_key_and_file_is_a_problem(tmp_path: Any) -> None:
+    key = tmp_path / "k"
+    key.write_text("KEY")
+    raw = with_change(
+        "dataplane.nodeSets.edpm-b.nodeTemplate",
+        {"ansibleSSHPrivateKey": "KEY", "ansibleSSHPrivateKeyFile": str(key)},
+    )
+    assert P + "dataplane.nodeSets.edpm-b.nodeTemplate.ansibleSSHPrivateKeyFile" in problems_of(raw)
+
+
+# --- extraMounts propagation (lib-common semantics) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("propagation", "tags", "expected"),
+    [
+        (None, ["NovaAPI"], True),
+        ((), ["Compute"], True),
+        (("All",), ["Compute"], True),
+        (("Compute",), ["Compute", "edpm-a"], True),
+        (("Compute",), control_plane_tags("NovaConductor", "cell1"), False),
+        (("cell1",), control_plane_tags("NovaConductor", "cell1"), True),
+        (("cell1",), control_plane_tags("NovaConductor", "cell2"), False),
+        (("Nova",), control_plane_tags("NovaAPI"), True),
+        (("NovaAPI",), control_plane_tags("NovaScheduler"), False),
+        (("novaapi",), control_plane_tags("NovaAPI"), False),  # exact match only
+        (("edpm-a",), edpm_tags("edpm-a"), True),
+    ],
+)
+def test_propagates(propagation: Any, tags: Any, expected: bool) -> None:
+    assert propagates(propagation, tags) is expected

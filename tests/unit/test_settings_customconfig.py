@@ -1,0 +1,159 @@
+"""customServiceConfig checks: oslo.config syntax, option names, values; the catalog generator."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.settings import OptionCatalog, SettingsError, load
+from components.settings.catalog import ENV_VAR
+from components.settings.customconfig import check
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CATALOG = OptionCatalog.from_json(
+    {
+        "DEFAULT": {"debug": {"type": "Boolean"}, "my_ip": {"type": "HostAddress"}},
+        "libvirt": {
+            "cpu_mode": {"type": "String", "choices": ["host-model", "host-passthrough", "custom", "none"]},
+            "cpu_models": {"type": "List", "deprecated_names": [["libvirt", "cpu_model"]]},
+            "num_pcie_ports": {"type": "Integer", "min": 0, "max": 28},
+        },
+        "keystone_authtoken": {"auth_url": {"type": "String"}},
+    }
+)
+
+
+def test_valid_snippet_passes() -> None:
+    text = (
+        "[libvirt]\ncpu_mode = custom\ncpu_models = Nehalem\nnum_pcie_ports = 16\n[DEFAULT]\ndebug = True\n"
+    )
+    assert check(text, CATALOG) == []
+
+
+def test_empty_snippet_passes() -> None:
+    assert check("", CATALOG) == []
+
+
+def test_deprecated_name_is_accepted() -> None:
+    assert check("[libvirt]\ncpu_model = Nehalem\n", CATALOG) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[libvirt]\ncpu_modle = x\n", "[libvirt] cpu_modle is not a nova option; did you mean cpu_mode?"),
+        ("[libvrt]\ncpu_mode = custom\n", "[libvrt] is not a nova config section; did you mean libvirt?"),
+        (
+            "[DEFAULT]\ndebug = maybe\n",
+            "[DEFAULT] debug = 'maybe' is not valid: Unexpected boolean value 'maybe'",
+        ),
+        ("[libvirt]\nnum_pcie_ports = 40\n", "[libvirt] num_pcie_ports = '40' is not valid"),
+        ("[libvirt]\ncpu_mode = host\n", "[libvirt] cpu_mode = 'host' is not valid: Valid values are"),
+    ],
+)
+def test_bad_option_is_named(text: str, expected: str) -> None:
+    (message,) = check(text, CATALOG)
+    assert message.startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [("debug = true\n", 1), ("[DEFAULT\ndebug = true\n", 1), ("[DEFAULT]\ndebug\n", 2), ("  x\n", 1)],
+)
+def test_syntax_errors_are_reported_with_a_line(text: str, line: int) -> None:
+    (message,) = check(text, None)
+    assert message.startswith(f"is not valid oslo.config INI at line {line}")
+
+
+def test_substitutions_and_dynamic_groups_are_not_checked() -> None:
+    text = "[libvirt]\nnum_pcie_ports = $ports\n[keystone_authtoken]\nusername = nova\n"
+    assert check(text, CATALOG) == []
+
+
+def test_syntax_only_without_catalog() -> None:
+    assert check("[libvirt]\ncpu_modle = x\n", None) == []
+
+
+def test_load_reports_snippet_problems_at_their_path() -> None:
+    raw = {
+        "nova": {
+            "cellTemplates": {
+                "cell0": {},
+                "cell1": {"conductorServiceTemplate": {"customServiceConfig": "[libvirt]\ncpu_modle = x\n"}},
+            }
+        }
+    }
+    with pytest.raises(SettingsError) as caught:
+        load(raw, catalog=CATALOG)
+    (problem,) = caught.value.problems
+    assert (
+        problem.path == "openstack-nova:nova.cellTemplates.cell1.conductorServiceTemplate.customServiceConfig"
+    )
+    assert "cpu_modle is not a nova option; did you mean cpu_mode?" in problem.message
+
+
+def test_dataplane_snippets_are_checked() -> None:
+    raw: dict[str, Any] = {
+        "dataplane": {
+            "nodeSets": {
+                "edpm": {
+                    "nodeTemplate": {"ansibleSSHPrivateKey": "k"},
+                    "nodes": {
+                        "c0": {"ansibleHost": "10.0.0.1", "customServiceConfig": {"nova": "[libvrt]\n"}}
+                    },
+                    # neutron options are not nova's: syntax only
+                    "customServiceConfig": {"neutron-metadata": "[DEFAULT]\nmetadata_workers = 2\n"},
+                }
+            }
+        }
+    }
+    with pytest.raises(SettingsError) as caught:
+        load(raw, secret_keys=["dataplane"], catalog=CATALOG)
+    paths = [p.path for p in caught.value.problems]
+    assert paths == ["openstack-nova:dataplane.nodeSets.edpm.nodes.c0.customServiceConfig.nova"]
+
+
+def test_catalog_from_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps({"DEFAULT": {"debug": {"type": "Boolean"}}}))
+    raw = {"nova": {"apiServiceTemplate": {"customServiceConfig": "[DEFAULT]\ndebgu = true\n"}}}
+    monkeypatch.setenv(ENV_VAR, str(path))
+    with pytest.raises(SettingsError):
+        load(raw)
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "missing.json"))
+    load(raw)  # no catalog: syntax only
+    monkeypatch.delenv(ENV_VAR)
+    load(raw)
+
+
+@pytest.fixture(scope="module")
+def nova_catalog(tmp_path_factory: pytest.TempPathFactory) -> OptionCatalog:
+    """The real catalog, generated from the installed nova (a few seconds)."""
+    pytest.importorskip("nova")
+    out = tmp_path_factory.mktemp("catalog") / "nova-opts.json"
+    subprocess.run(
+        [sys.executable, "-m", "components.settings.catalog", str(out)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    return OptionCatalog.from_file(out)
+
+
+@pytest.mark.nova
+def test_generated_catalog_knows_nova(nova_catalog: OptionCatalog) -> None:
+    assert nova_catalog.lookup("libvirt", "cpu_mode") is not None
+    assert nova_catalog.lookup("libvirt", "cpu_model") is not None  # deprecated name of cpu_models
+    assert nova_catalog.lookup("oslo_messaging_rabbit", "amqp_durable_queues") is not None
+    assert nova_catalog.lookup("cache", "backend") is not None
+    seed = "[libvirt]\ncpu_mode = custom\ncpu_models = Nehalem\n"
+    assert check(seed, nova_catalog) == []
+    assert check("[libvirt]\ncpu_modle = Nehalem\n", nova_catalog) == [
+        "[libvirt] cpu_modle is not a nova option; did you mean cpu_mode?"
+    ]
