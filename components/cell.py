@@ -75,22 +75,25 @@ class NovaCell(pulumi.ComponentResource):
             files(NovaService.CONDUCTOR), opts=child,
         )
         self.metadata_neutron_config = None
+        self.metadata: NovaServiceWorkload | None = None
+        self.novncproxy: NovaServiceWorkload | None = None
+        self.secrets: list[k8s.core.v1.Secret] = []
         if cell.metadata.enabled:
-            NovaServiceWorkload(
+            self.metadata = NovaServiceWorkload(
                 spec(NovaService.METADATA, names.metadata(cell.name), settings.images.metadata, "NovaMetadata",
                      port=names.METADATA_PORT, service_name=names.metadata_service(cell.name)),
                 files(NovaService.METADATA), opts=child,
             )
             self.metadata_neutron_config = pulumi.Output.secret(
                 credentials.apply(lambda c: metadata_neutron_config(settings, cell, c.metadata_shared_secret)))
-            k8s.core.v1.Secret(
+            self.secrets.append(k8s.core.v1.Secret(
                 f"{name}-metadata-neutron-config",
                 metadata={"name": names.metadata_neutron_secret_name(cell.name), "namespace": ns,
                           "labels": kube.labels("nova-metadata", cell.name)},
                 string_data=self.metadata_neutron_config, opts=child,
-            )
+            ))
         if cell.novncproxy.enabled:
-            NovaServiceWorkload(
+            self.novncproxy = NovaServiceWorkload(
                 spec(NovaService.NOVNCPROXY, names.novncproxy(cell.name), settings.images.novncproxy,
                      "NovaNoVNCProxy", port=names.NOVNCPROXY_PORT,
                      service_name=names.novncproxy_service(cell.name)),
@@ -100,12 +103,12 @@ class NovaCell(pulumi.ComponentResource):
         if not cell.is_cell0:
             self.compute_config = pulumi.Output.secret(
                 credentials.apply(lambda c: compute_config_files(settings, cell, c)))
-            k8s.core.v1.Secret(
+            self.secrets.append(k8s.core.v1.Secret(
                 f"{name}-compute-config",
                 metadata={"name": names.compute_config(cell.name), "namespace": ns,
                           "labels": kube.labels("nova-compute", cell.name)},
                 string_data=self.compute_config, opts=child,
-            )
+            ))
 
         conductor_secret = names.config_data(names.conductor(cell.name))
         conductor_files = {"01-nova.conf": "01-nova.conf", "my.cnf": "my.cnf"}
@@ -147,7 +150,8 @@ class NovaCell(pulumi.ComponentResource):
         return manage_job(
             f"nova-{cell.name}-host-discover", job_name=names.host_discover_job(cell.name),
             namespace=settings.namespace, image=settings.images.conductor,
-            script="set -e; nova-manage --config-dir /etc/nova/nova.conf.d cell_v2 discover_hosts --by-service --verbose",
+            script=("set -e; nova-manage --config-dir /etc/nova/nova.conf.d"
+                    " cell_v2 discover_hosts --by-service --verbose"),
             config_sources=[(names.config_data(names.conductor("cell0")),
                              {"01-nova.conf": "01-nova.conf", "my.cnf": "my.cnf"})],
             labels=kube.labels("nova-manage", cell.name), skip_await=settings.kubernetes.skip_await,

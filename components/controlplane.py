@@ -55,22 +55,41 @@ class NovaControlPlane(pulumi.ComponentResource):
                 pod_annotations={kube.CELLS_HASH_ANNOTATION: self.registered_cells_hash},
                 **extra,  # type: ignore[arg-type]
             )
-            files = pulumi.Output.secret(creds.apply(lambda c: service_config_files(settings, service, None, c)))
+            files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
+                creds.apply(lambda c: service_config_files(settings, service, None, c)))
             return NovaServiceWorkload(spec, files, opts=top)
 
         self.api = workload(NovaService.API, names.API, settings.images.api, "NovaAPI",
                             port=names.API_PORT, service_name=names.API_INTERNAL_SERVICE)
-        self.scheduler = workload(NovaService.SCHEDULER, names.SCHEDULER, settings.images.scheduler, "NovaScheduler")
+        self.scheduler = workload(
+            NovaService.SCHEDULER, names.SCHEDULER, settings.images.scheduler, "NovaScheduler")
         self.metadata_neutron_config: pulumi.Output[dict[str, str]] | None = None
+        self.metadata: NovaServiceWorkload | None = None
+        self.metadata_neutron_secret: k8s.core.v1.Secret | None = None
         if nova.metadata.enabled:
-            workload(NovaService.METADATA, names.metadata(None), settings.images.metadata, "NovaMetadata",
-                     port=names.METADATA_PORT, service_name=names.metadata_service(None))
+            self.metadata = workload(
+                NovaService.METADATA, names.metadata(None), settings.images.metadata, "NovaMetadata",
+                port=names.METADATA_PORT, service_name=names.metadata_service(None))
             self.metadata_neutron_config = pulumi.Output.secret(
                 creds.apply(lambda c: metadata_neutron_config(settings, None, c.metadata_shared_secret)))
-            k8s.core.v1.Secret(
+            self.metadata_neutron_secret = k8s.core.v1.Secret(
                 f"{name}-metadata-neutron-config",
                 metadata={"name": names.metadata_neutron_secret_name(None), "namespace": ns,
                           "labels": kube.labels("nova-metadata")},
                 string_data=self.metadata_neutron_config, opts=in_namespace,
             )
         self.register_outputs({"registeredCellsHash": self.registered_cells_hash})
+
+    def all_resources(self) -> list[pulumi.Resource]:
+        """Every Kubernetes object of the control plane (for dependants and tests)."""
+        found: list[pulumi.Resource] = [self.namespace]
+        workloads = [self.api, self.scheduler, self.metadata]
+        for cell in self.cells.values():
+            workloads += [cell.conductor, cell.metadata, cell.novncproxy]
+            found += [cell.db_sync, cell.cell_mapping, *cell.secrets]
+        for w in workloads:
+            if w is not None:
+                found += [w.config_secret, w.deployment, *([w.service] if w.service else [])]
+        if self.metadata_neutron_secret is not None:
+            found.append(self.metadata_neutron_secret)
+        return found

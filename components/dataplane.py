@@ -30,7 +30,7 @@ class EdpmNodeSet(pulumi.ComponentResource):
         for node in node_set.nodes:
             self.runs[node.name] = self._marker(node_set, node)
         self.deployed_hashes = pulumi.Output.all(
-            **{n: r.deployed_hash for n, r in self.runs.items()})  # type: ignore[assignment]
+            **{n: r.deployed_hash for n, r in self.runs.items()})
         self.register_outputs({"deployedHashes": self.deployed_hashes})
 
     def _host(self, node_set: NodeSet, node: Node) -> dict[str, object]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path

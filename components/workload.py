@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -37,16 +38,18 @@ class WorkloadSpec:
     pod_annotations: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
 
 
-def extra_volumes(mounts: Sequence[ExtraMount], tags: Sequence[str]) -> tuple[list[dict], list[dict]]:
+def extra_volumes(
+    mounts: Sequence[ExtraMount], tags: Sequence[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The volumes and mounts of `mounts` that propagate to a pod with `tags`."""
-    volumes: list[dict] = []
-    volume_mounts: list[dict] = []
+    volumes: list[dict[str, Any]] = []
+    volume_mounts: list[dict[str, Any]] = []
     for mount in mounts:
         if not propagates(mount.propagation, tags):
             continue
         volumes.extend(dict(v) for v in mount.volumes)
         for m in mount.mounts:
-            entry: dict = {"name": m.name, "mount_path": m.mount_path, "read_only": m.read_only}
+            entry: dict[str, Any] = {"name": m.name, "mount_path": m.mount_path, "read_only": m.read_only}
             if m.sub_path:
                 entry["sub_path"] = m.sub_path
             volume_mounts.append(entry)
@@ -70,13 +73,13 @@ class NovaServiceWorkload(pulumi.ComponentResource):
         self.config_secret = k8s.core.v1.Secret(
             f"{spec.name}-config-data",
             metadata={"name": secret_name, "namespace": spec.namespace, "labels": labels},
-            string_data=pulumi.Output.secret(files),
+            string_data=files,  # secret: rendered from the secret credentials
             opts=child,
         )
         self.config_hash = kube.unsecret_hash(files.apply(config_hash))
         volumes, volume_mounts = extra_volumes(spec.extra_mounts, spec.mount_tags)
         annotations = {kube.CONFIG_HASH_ANNOTATION: self.config_hash, **spec.pod_annotations}
-        container = {
+        container: dict[str, Any] = {
             "name": spec.component,
             "image": spec.image,
             "command": ["/bin/bash"],
@@ -90,7 +93,7 @@ class NovaServiceWorkload(pulumi.ComponentResource):
         }
         if spec.port:
             container["ports"] = [{"container_port": spec.port, "name": "http"}]
-        pod_spec: dict = {
+        pod_spec: dict[str, Any] = {
             "containers": [container],
             "volumes": [{"name": "config-data", "secret": {"secret_name": secret_name}}, *volumes],
         }
@@ -107,6 +110,7 @@ class NovaServiceWorkload(pulumi.ComponentResource):
             },
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.config_secret]),
         )
+        self.service: k8s.core.v1.Service | None = None
         if spec.port and spec.service_name:
             self.service = k8s.core.v1.Service(
                 f"{spec.name}-service",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import kubectl_json, node, pulumi, run
+from tests.integration.local_env import kubectl_json, node, pulumi, run
 
 MARKER = "/var/lib/openstack/edpm-node.json"
 

@@ -1,0 +1,50 @@
+"""Helpers for integration tests: they drive the real Pulumi CLI, API server
+and test nodes of the local environment (`make environment` starts them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _local_env() -> dict[str, str]:
+    out = subprocess.run([str(ROOT / "devenv" / "env.sh")], capture_output=True, text=True, check=True).stdout
+    env = dict(os.environ)
+    env.pop("PULUMI_CONFIG", None)
+    for line in out.splitlines():
+        name, _, value = line.removeprefix("export ").partition("=")
+        value = value.strip("'")
+        if name == "PATH":
+            value = value.replace("'\"$PATH\"", "").replace("\"$PATH\"", "").rstrip(":") + ":" + os.environ["PATH"]
+        env[name] = value
+    return env
+
+
+ENV = _local_env()
+
+
+def run(
+    *args: str, check: bool = True, cwd: Path | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Runs a command in the local environment and returns what it printed."""
+    proc = subprocess.run(list(args), cwd=cwd or ROOT, env=ENV, capture_output=True, text=True, input=input,
+                          check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def pulumi(*args: str, check: bool = True, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return run("pulumi", "--non-interactive", *args, check=check, cwd=cwd)
+
+
+def node(name: str, command: str) -> subprocess.CompletedProcess[str]:
+    return run(str(ROOT / "devenv" / "ssh.sh"), name, command, check=False)
+
+
+def kubectl_json(*args: str) -> dict:
+    return json.loads(run("kubectl", *args, "-o", "json").stdout)

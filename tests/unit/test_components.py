@@ -1,0 +1,128 @@
+"""Component wiring under Pulumi mocks: which objects exist, their names,
+keys and hashes. No CLI, no cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pulumi
+import pytest
+
+from components.settings import Settings, load
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Records every resource; dynamic resources get stable fake outputs."""
+
+    def __init__(self) -> None:
+        self.resources: dict[str, pulumi.runtime.MockResourceArgs] = {}
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self.resources[args.name] = args
+        state = dict(args.inputs)
+        if args.typ == "pulumi-python:dynamic:Resource":
+            state["value"] = f"generated-{args.name}"
+            state["deployedHash"] = "0" * 64
+        return f"{args.name}-id", state
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        return {}, []
+
+    def of_type(self, typ: str) -> dict[str, Any]:
+        return {n: a.inputs for n, a in self.resources.items() if a.typ == typ}
+
+
+SECRET_SIG = "4dabf18193072939515e22adb298388d"
+
+
+def revealed(value: Any) -> Any:
+    """Mocks see secret inputs wrapped in Pulumi's secret signature."""
+    return value["value"] if isinstance(value, dict) and SECRET_SIG in value else value
+
+
+SECRET = "kubernetes:core/v1:Secret"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+JOB = "kubernetes:batch/v1:Job"
+
+
+def settings(**nova: Any) -> Settings:
+    raw = {"kubernetes": {"skipAwait": True},
+           "nova": {"cellTemplates": {"cell0": {}, "cell1": {}, "cell2": {}}, **nova}}
+    return load(raw, catalog=None)
+
+
+@pytest.fixture()
+def mocks() -> Iterator[RecordingMocks]:
+    recorder = RecordingMocks()
+    pulumi.runtime.set_mocks(recorder, project="openstack-nova", stack="unit", preview=False)
+    yield recorder
+
+
+def build(mocks: RecordingMocks, s: Settings) -> pulumi.Output[Any]:
+    from components.controlplane import NovaControlPlane
+
+    plane = NovaControlPlane("nova", s)
+    # Checks run once every object of the control plane is registered.
+    urns = [r.urn for r in plane.all_resources()]
+    return pulumi.Output.all(plane.registered_cells_hash, *urns).apply(lambda v: v[0])
+
+
+@pulumi.runtime.test
+def test_objects_per_cell_and_top_level(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    def check(_: Any) -> None:
+        secrets = {i["metadata"]["name"] for i in mocks.of_type(SECRET).values()}
+        assert {"nova-cell1-compute-config", "nova-cell2-compute-config"} <= secrets
+        assert "nova-cell0-compute-config" not in secrets
+        assert "nova-metadata-neutron-config" in secrets
+        deployments = {i["metadata"]["name"] for i in mocks.of_type(DEPLOYMENT).values()}
+        assert {"nova-api", "nova-scheduler", "nova-metadata", "nova-cell0-conductor",
+                "nova-cell1-conductor", "nova-cell1-novncproxy", "nova-cell2-novncproxy"} <= deployments
+        assert "nova-cell0-novncproxy" not in deployments
+        jobs = {i["metadata"]["name"] for i in mocks.of_type(JOB).values()}
+        assert jobs == {f"nova-{c}-conductor-db-sync" for c in ("cell0", "cell1", "cell2")} | {
+            f"nova-{c}-cell-mapping" for c in ("cell0", "cell1", "cell2")}
+
+    return build(mocks, settings()).apply(check)
+
+
+@pulumi.runtime.test
+def test_compute_config_carries_the_cells_bus(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    def check(_: Any) -> None:
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
+        cell1 = revealed(by_name["nova-cell1-compute-config"]["stringData"])["01-nova.conf"]
+        cell2 = revealed(by_name["nova-cell2-compute-config"]["stringData"])["01-nova.conf"]
+        assert "rabbitmq-cell1.openstack.svc" in cell1 and "rabbitmq-cell2" not in cell1
+        assert "rabbitmq-cell2.openstack.svc" in cell2 and "rabbitmq-cell1" not in cell2
+        # generated passwords reach the files
+        assert "generated-nova-credentials-cell1-bus-password" in cell1
+
+    return build(mocks, settings()).apply(check)
+
+
+@pulumi.runtime.test
+def test_override_file_only_with_custom_service_config(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    s = settings(apiServiceTemplate={"customServiceConfig": "[DEFAULT]\ndebug = true\n"})
+
+    def check(_: Any) -> None:
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
+        # the rendered files stay secret on their way to the API server
+        assert SECRET_SIG in by_name["nova-api-config-data"]["stringData"]
+        assert "02-nova-override.conf" in revealed(by_name["nova-api-config-data"]["stringData"])
+        assert "02-nova-override.conf" not in revealed(by_name["nova-scheduler-config-data"]["stringData"])
+
+    return build(mocks, s).apply(check)
+
+
+@pulumi.runtime.test
+def test_pod_templates_carry_config_and_cells_hashes(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    def check(cells_hash: str) -> None:
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(DEPLOYMENT).values()}
+        api = by_name["nova-api"]["spec"]["template"]["metadata"]["annotations"]
+        assert len(api["nova.openstack.org/config-hash"]) == 64
+        assert api["nova.openstack.org/registered-cells-hash"] == cells_hash
+        conductor = by_name["nova-cell1-conductor"]["spec"]["template"]["metadata"]["annotations"]
+        assert "nova.openstack.org/registered-cells-hash" not in conductor
+        assert by_name["nova-api"]["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+
+    return build(mocks, settings()).apply(check)
