@@ -38,6 +38,10 @@ class EdpmNodeSet(pulumi.ComponentResource):
         return {"name": node.name, "address": node.ansible_host, "port": template.ansible_port,
                 "user": template.ansible_user}
 
+    def _host_vars(self, node_set: NodeSet, node: Node) -> dict[str, object]:
+        """Inventory variables: the node set's, then the node's own (node wins)."""
+        return {**node_set.node_template.ansible_vars, **node.ansible_vars}
+
     def _marker(self, node_set: NodeSet, node: Node) -> PlaybookRun:
         """Records on the node which node set and cell manage it."""
         marker = {"node": node.name, "hostName": node.host_name, "nodeSet": node_set.name, "cell": node.cell}
@@ -48,5 +52,6 @@ class EdpmNodeSet(pulumi.ComponentResource):
             ssh_private_key=self._ssh_key,
             known_hosts=self._known_hosts,
             public_files={"edpm-node.json": json.dumps(marker, indent=2) + "\n"},
+            host_vars=self._host_vars(node_set, node),
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -27,7 +27,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateRes
 ROOT = Path(__file__).resolve().parent.parent
 ANSIBLE_DIR = ROOT / "ansible"
 # The inputs whose change means the node must be configured again.
-RUN_INPUTS = ("playbook", "host", "sshPrivateKey", "knownHosts", "files", "publicFiles", "vars")
+RUN_INPUTS = ("playbook", "host", "host_vars", "ssh_private_key", "known_hosts", "files", "public_files", "vars")
 _RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 
 
@@ -59,11 +59,11 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook") -> di
     try:
         files_dir = workdir / "files"
         files_dir.mkdir(mode=0o700)
-        all_files = {**props.get("publicFiles", {}), **props.get("files", {})}
+        all_files = {**props.get("public_files", {}), **props.get("files", {})}
         for name, content in all_files.items():
             _write_private(files_dir / name, content)
-        _write_private(workdir / "id_ssh", props["sshPrivateKey"].rstrip("\n") + "\n")
-        _write_private(workdir / "known_hosts", props.get("knownHosts", ""))
+        _write_private(workdir / "id_ssh", props["ssh_private_key"].rstrip("\n") + "\n")
+        _write_private(workdir / "known_hosts", props.get("known_hosts", ""))
         inventory = {
             "all": {
                 "hosts": {
@@ -75,7 +75,7 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook") -> di
                         "ansible_ssh_common_args": (
                             f"-o UserKnownHostsFile={workdir / 'known_hosts'} -o IdentitiesOnly=yes"
                         ),
-                        **props.get("hostVars", {}),
+                        **props.get("host_vars", {}),
                     }
                 }
             }
@@ -107,9 +107,9 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook") -> di
     changed = int(match.group(3)) if match else 0
     ok = int(match.group(2)) if match else 0
     return {
-        "lastRun": f"{props[playbook_key]} on {host['name']}: ok={ok} changed={changed}",
+        "last_run": f"{props[playbook_key]} on {host['name']}: ok={ok} changed={changed}",
         "changed": changed,
-        "deployedHash": files_hash(all_files),
+        "deployed_hash": files_hash(all_files),
     }
 
 
@@ -126,8 +126,8 @@ class _PlaybookProvider(ResourceProvider):
         return UpdateResult(outs={**news, **run_playbook(news)})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        if props.get("stopPlaybook"):
-            run_playbook(props, playbook_key="stopPlaybook")
+        if props.get("stop_playbook"):
+            run_playbook(props, playbook_key="stop_playbook")
 
 
 class PlaybookRun(pulumi.dynamic.Resource):
@@ -147,24 +147,26 @@ class PlaybookRun(pulumi.dynamic.Resource):
         files: pulumi.Input[Mapping[str, str]] | None = None,
         public_files: pulumi.Input[Mapping[str, str]] | None = None,
         variables: pulumi.Input[Mapping[str, Any]] | None = None,
+        host_vars: pulumi.Input[Mapping[str, Any]] | None = None,
         stop_playbook: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        secret_outputs = pulumi.ResourceOptions(additional_secret_outputs=["sshPrivateKey", "files"])
+        secret_outputs = pulumi.ResourceOptions(additional_secret_outputs=["ssh_private_key", "files"])
         super().__init__(
             _PlaybookProvider(),
             name,
             {
                 "playbook": playbook,
                 "host": host,
-                "sshPrivateKey": pulumi.Output.secret(ssh_private_key),
-                "knownHosts": known_hosts,
+                "ssh_private_key": pulumi.Output.secret(ssh_private_key),
+                "known_hosts": known_hosts,
                 "files": pulumi.Output.secret(files or {}),
-                "publicFiles": public_files or {},
+                "public_files": public_files or {},
                 "vars": variables or {},
-                "stopPlaybook": stop_playbook or "",
-                "deployedHash": None,
-                "lastRun": None,
+                "host_vars": host_vars or {},
+                "stop_playbook": stop_playbook or "",
+                "deployed_hash": None,
+                "last_run": None,
                 "changed": None,
             },
             pulumi.ResourceOptions.merge(secret_outputs, opts),

@@ -12,7 +12,7 @@ if [ ! -x /usr/sbin/sshd ]; then
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server; } >/dev/null 2>&1 \
     || die "could not install openssh-server with apt-get; install it and run again"
 fi
-mkdir -p "$ENV_DIR"; chmod 700 "$ENV_DIR"
+mkdir -p "$ENV_DIR/state"; chmod 700 "$ENV_DIR"
 # A real environment brings its own PULUMI_CONFIG_PASSPHRASE(_FILE) or KMS provider.
 if [ ! -s "$ENV_DIR/passphrase" ]; then
   (umask 077; printf '%s' "$LOCAL_PASSPHRASE" > "$ENV_DIR/passphrase")

@@ -1,0 +1,124 @@
+# shellcheck shell=bash
+# Shared by the devenv scripts (sourced, never run). State lives outside the
+# checkout so that every clone and `make down` finds the same environment.
+
+# shellcheck disable=SC2034  # used by the scripts that source this file
+CACHE=${OPENSTACK_NOVA_CACHE:-$HOME/.cache/openstack-nova}
+# shellcheck disable=SC2034
+ENV_DIR=${OPENSTACK_NOVA_ENV:-$CACHE/env}
+PROG=$(basename "$0")
+
+# One line on stderr, so a failing `make up` says what to do in one glance.
+die() { printf '%s: %s\n' "$PROG" "$*" >&2; exit 1; }
+note() { printf '%s: %s\n' "$PROG" "$*"; }
+
+require_root() {
+  [ "$(id -u)" -eq 0 ] || die "must run as root: network namespaces and mounts need it"
+}
+
+# Single-quote a string for sh -c scripts (POSIX sh has no printf %q).
+shq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# True if nothing listens on 127.0.0.1:PORT. SO_REUSEADDR ignores TIME_WAIT
+# leftovers, which would otherwise look like a busy port after a restart.
+port_free() {
+  python3 - "$1" <<'EOF'
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)
+EOF
+}
+
+# Wait until HOST:PORT accepts a TCP connection (there is no ping here).
+wait_tcp() { # host port seconds
+  python3 - "$@" <<'EOF'
+import socket, sys, time
+host, port, deadline = sys.argv[1], int(sys.argv[2]), time.time() + float(sys.argv[3])
+while True:
+    try:
+        socket.create_connection((host, port), timeout=1).close()
+        sys.exit(0)
+    except OSError:
+        if time.time() > deadline:
+            sys.exit(1)
+        time.sleep(0.2)
+EOF
+}
+
+# PIDs whose command line contains MARKER. Matching on a path of ours (not on
+# a program name) keeps us away from other people's etcd or sshd processes.
+pids_matching() {
+  # The marker goes in through the environment, so this scan never finds itself.
+  MARKER=$1 python3 - <<'EOF'
+import os
+marker = os.environ["MARKER"].encode()
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\0", b" ")
+    except OSError:
+        continue
+    if marker in cmd:
+        print(pid)
+EOF
+}
+
+# True if PID is alive and still the process we started (PIDs get reused).
+pid_is() { # pid marker
+  [ -n "$1" ] && [ -d "/proc/$1" ] || return 1
+  case "$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline")" in *"$2"*) return 0 ;; esac
+  return 1
+}
+
+# TERM, then KILL whatever is left after a few seconds. Zombies count as gone.
+kill_pids() { # pid...
+  [ $# -gt 0 ] || return 0
+  kill -TERM "$@" 2>/dev/null || true
+  wait_gone 50 "$@" && return 0
+  kill -KILL "$@" 2>/dev/null || true
+  wait_gone 20 "$@" || true
+}
+alive_pids() { # pid...: those still running (not zombies)
+  local p
+  for p in "$@"; do
+    [ -d "/proc/$p" ] || continue
+    grep -q '^State:[[:space:]]*Z' "/proc/$p/status" 2>/dev/null || echo "$p"
+  done
+}
+wait_gone() { # tenths-of-a-second pid...
+  local n=$1 i; shift
+  for ((i = 0; i < n; i++)); do
+    [ -z "$(alive_pids "$@")" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# Start CMD detached from our session (survives the shell and make), with its
+# own PID in PIDFILE even if setsid has to fork. fd 9 is our lock: not passed on.
+spawn() { # pidfile log cmd...
+  local pidfile=$1 log=$2; shift 2
+  # shellcheck disable=SC2016  # $$ and $@ are for the inner sh
+  setsid nohup sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$pidfile" "$@" \
+    </dev/null >"$log" 2>&1 9>&- &
+}
+
+# Keep the previous log of a (possibly crashed) run for a post-mortem.
+rotate_log() { [ -f "$1" ] && mv -f "$1" "$1.prev"; return 0; }
+
+# Write stdin to FILE readable by root only (tokens, kubeconfigs).
+write_private() { (umask 077; cat >"$1.tmp") && chmod 600 "$1.tmp" && mv -f "$1.tmp" "$1"; }
+
+# Serialise concurrent runs of one script on fd 9.
+take_lock() { # lockfile
+  exec 9>"$1"
+  flock -w 300 9 || die "another $PROG is still running (lock $1)"
+}
