@@ -88,8 +88,8 @@ class NovaCell(pulumi.ComponentResource):
                 credentials.apply(lambda c: metadata_neutron_config(settings, cell, c.metadata_shared_secret)))
             self.secrets.append(k8s.core.v1.Secret(
                 f"{name}-metadata-neutron-config",
-                metadata={"name": names.metadata_neutron_secret_name(cell.name), "namespace": ns,
-                          "labels": kube.labels("nova-metadata", cell.name)},
+                metadata=kube.object_metadata(names.metadata_neutron_secret_name(cell.name), ns,
+                                              kube.labels("nova-metadata", cell.name), skip),
                 string_data=self.metadata_neutron_config, opts=child,
             ))
         if cell.novncproxy.enabled:
@@ -105,8 +105,8 @@ class NovaCell(pulumi.ComponentResource):
                 credentials.apply(lambda c: compute_config_files(settings, cell, c)))
             self.secrets.append(k8s.core.v1.Secret(
                 f"{name}-compute-config",
-                metadata={"name": names.compute_config(cell.name), "namespace": ns,
-                          "labels": kube.labels("nova-compute", cell.name)},
+                metadata=kube.object_metadata(names.compute_config(cell.name), ns,
+                                              kube.labels("nova-compute", cell.name), skip),
                 string_data=self.compute_config, opts=child,
             ))
 

@@ -24,12 +24,11 @@ class NovaControlPlane(pulumi.ComponentResource):
         nova, ns, skip = settings.nova, settings.namespace, settings.kubernetes.skip_await
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
-            metadata={"name": ns, "annotations": kube.awaited(skip)},
+            metadata={"name": ns, "annotations": kube.object_annotations(skip)},
             opts=pulumi.ResourceOptions(parent=self),
         )
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
         self.credentials = NovaCredentials(f"{name}-credentials", settings, opts=pulumi.ResourceOptions(parent=self))
-        creds = self.credentials.credentials
 
         # cell0 first; a cell with API access waits for cell0's mapping, as upstream orders it.
         self.cells = {}
@@ -37,13 +36,15 @@ class NovaControlPlane(pulumi.ComponentResource):
         for cell in nova.cells:
             depends = [self.cells["cell0"].cell_mapping] if (not cell.is_cell0 and cell.has_api_access) else []
             self.cells[cell.name] = NovaCell(
-                f"{name}-{cell.name}", settings, cell, creds, superconductor_config=superconductor,
+                f"{name}-{cell.name}", settings, cell, self.credentials.for_cell(cell.name),
+                superconductor_config=superconductor,
                 opts=pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=depends)),
             )
         mappings = [c.cell_mapping for c in self.cells.values()]
         self.registered_cells_hash = pulumi.Output.all(
             **{n: c.mapping_hash for n, c in self.cells.items()}).apply(config_hash)
         top = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace, *mappings])
+        creds = self.credentials.for_cell(None)
 
         def workload(service: NovaService, workload_name: str, image: str, group: str,
                      **extra: object) -> NovaServiceWorkload:
@@ -70,12 +71,12 @@ class NovaControlPlane(pulumi.ComponentResource):
             self.metadata = workload(
                 NovaService.METADATA, names.metadata(None), settings.images.metadata, "NovaMetadata",
                 port=names.METADATA_PORT, service_name=names.metadata_service(None))
-            self.metadata_neutron_config = pulumi.Output.secret(
-                creds.apply(lambda c: metadata_neutron_config(settings, None, c.metadata_shared_secret)))
+            self.metadata_neutron_config = pulumi.Output.secret(self.credentials.metadata_shared_secret.apply(
+                lambda shared: metadata_neutron_config(settings, None, shared)))
             self.metadata_neutron_secret = k8s.core.v1.Secret(
                 f"{name}-metadata-neutron-config",
-                metadata={"name": names.metadata_neutron_secret_name(None), "namespace": ns,
-                          "labels": kube.labels("nova-metadata")},
+                metadata=kube.object_metadata(names.metadata_neutron_secret_name(None), ns,
+                                              kube.labels("nova-metadata"), skip),
                 string_data=self.metadata_neutron_config, opts=in_namespace,
             )
         self.register_outputs({"registeredCellsHash": self.registered_cells_hash})

@@ -1,8 +1,8 @@
 """`NovaCredentials`: every password, transport URL and shared secret of Nova.
 
 Each comes from the stack's secret config when set, else is generated once
-and kept in state. The result is one secret `Output[Credentials]` that the
-renderers receive inside `apply`.
+and kept in state. Renderers receive them as a secret `Output[Credentials]`
+inside `apply`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ def _given(secret: SecretStr | None) -> str | None:
 
 
 class NovaCredentials(pulumi.ComponentResource):
-    credentials: pulumi.Output[Credentials]
-    """Revealed credentials, as a secret Output; only renderers look inside."""
+    """Holds each secret apart, so a service's files wait only on what they use:
+    a new cell's generated password leaves the other cells' files known at preview."""
 
     def __init__(self, name: str, settings: Settings, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("openstack-nova:credentials:NovaCredentials", name, {}, opts)
@@ -32,23 +32,29 @@ class NovaCredentials(pulumi.ComponentResource):
         def bus_url(bus: MessageBus, purpose: str) -> pulumi.Output[str]:
             return secret(bus.password, purpose).apply(lambda pw: transport_url(bus, pw, settings.namespace))
 
-        other_cells = [c for c in nova.cells if not c.is_cell0]
-        keystone = secret(nova.keystone.password, "keystone-password")
-        api_db = secret(nova.api_database.password, "api-db-password")
-        cell_db = {c.name: secret(c.database.password, f"{c.name}-db-password") for c in nova.cells}
-        api_bus = bus_url(nova.messaging_bus, "api-bus-password")
-        cell_bus = {c.name: bus_url(c.messaging_bus, f"{c.name}-bus-password") for c in other_cells}
-        shared = secret(nova.metadata_shared_secret, "metadata-shared-secret")
-        notifications = (
+        self._keystone = secret(nova.keystone.password, "keystone-password")
+        self._api_db = secret(nova.api_database.password, "api-db-password")
+        self._cell_db = {c.name: secret(c.database.password, f"{c.name}-db-password") for c in nova.cells}
+        self._api_bus = bus_url(nova.messaging_bus, "api-bus-password")
+        self._cell_bus = {c.name: bus_url(c.messaging_bus, f"{c.name}-bus-password")
+                          for c in nova.cells if not c.is_cell0}
+        self.metadata_shared_secret = secret(nova.metadata_shared_secret, "metadata-shared-secret")
+        self._notifications = (
             bus_url(nova.notifications_bus, "notifications-bus-password")
             if nova.notifications_bus is not None else pulumi.Output.from_input(None)
         )
-        self.credentials = pulumi.Output.secret(pulumi.Output.all(
-            keystone=keystone, api_db=api_db, cell_db=pulumi.Output.all(**cell_db), api_bus=api_bus,
-            cell_bus=pulumi.Output.all(**cell_bus), shared=shared, notifications=notifications,
+        self.register_outputs({})
+
+    def for_cell(self, cell: str | None) -> pulumi.Output[Credentials]:
+        """What the services of `cell` (None: the top level) need, as one secret Output."""
+        cells = [cell] if cell is not None else []
+        return pulumi.Output.secret(pulumi.Output.all(
+            keystone=self._keystone, api_db=self._api_db, api_bus=self._api_bus,
+            shared=self.metadata_shared_secret, notifications=self._notifications,
+            cell_db=pulumi.Output.all(**{c: self._cell_db[c] for c in cells}),
+            cell_bus=pulumi.Output.all(**{c: self._cell_bus[c] for c in cells if c in self._cell_bus}),
         ).apply(lambda v: Credentials(
             keystone_password=v["keystone"], api_db_password=v["api_db"], cell_db_passwords=v["cell_db"],
             api_transport_url=v["api_bus"], cell_transport_urls=v["cell_bus"],
             metadata_shared_secret=v["shared"], notification_transport_url=v["notifications"],
         )))
-        self.register_outputs({})

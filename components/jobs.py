@@ -38,7 +38,7 @@ def manage_job(
     return k8s.batch.v1.Job(
         resource_name,
         metadata={"name": job_name, "namespace": namespace, "labels": dict(labels),
-                  "annotations": kube.awaited(skip_await)},
+                  "annotations": kube.object_annotations(skip_await)},
         spec={
             "backoff_limit": 6,
             "template": {

@@ -15,22 +15,32 @@ CELLS_HASH_ANNOTATION = "nova.openstack.org/registered-cells-hash"
 
 def provider(name: str, settings: Kubernetes) -> k8s.Provider:
     """The provider every Kubernetes object of the stack is created with."""
+    # Config Secrets keep their names (as upstream's do) and change in place;
+    # the pods that mount them roll through their pod template's config hash.
     if settings.mode is KubernetesMode.RENDER:
-        return k8s.Provider(name, render_yaml_to_directory=settings.render_dir)
-    return k8s.Provider(name, kubeconfig=settings.kubeconfig, context=settings.context)
+        return k8s.Provider(name, render_yaml_to_directory=settings.render_dir, enable_secret_mutable=True)
+    return k8s.Provider(name, kubeconfig=settings.kubeconfig, context=settings.context, enable_secret_mutable=True)
 
 
-def awaited(skip_await: bool, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Annotations for an object the provider would otherwise wait on.
+def object_annotations(skip_await: bool, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Annotations every object of the stack carries.
 
-    A cluster without kubelets (the local environment) never makes a pod ready,
-    so the stack config can tell the provider not to wait for readiness.
+    Deletion is in the background: the objects own nothing that must go first,
+    and a foreground delete never finishes on a cluster without a garbage
+    collector (the local environment). A cluster without kubelets also never
+    makes a pod ready, so the stack config can tell the provider not to wait.
     """
-    annotations = dict(extra or {})
+    result = dict(extra or {})
+    result["pulumi.com/deletionPropagationPolicy"] = "background"
     if skip_await:
-        annotations["pulumi.com/skipAwait"] = "true"
-        annotations["pulumi.com/deletionPropagationPolicy"] = "background"
-    return annotations
+        result["pulumi.com/skipAwait"] = "true"
+    return result
+
+
+def object_metadata(name: str, namespace: str, object_labels: Mapping[str, str], skip_await: bool) -> dict[str, object]:
+    """Name, namespace, labels and the common annotations of one object."""
+    return {"name": name, "namespace": namespace, "labels": dict(object_labels),
+            "annotations": object_annotations(skip_await)}
 
 
 def labels(service: str, cell: str | None = None) -> dict[str, str]:

@@ -72,7 +72,7 @@ class NovaServiceWorkload(pulumi.ComponentResource):
         secret_name = names.config_data(spec.name)
         self.config_secret = k8s.core.v1.Secret(
             f"{spec.name}-config-data",
-            metadata={"name": secret_name, "namespace": spec.namespace, "labels": labels},
+            metadata=kube.object_metadata(secret_name, spec.namespace, labels, spec.skip_await),
             string_data=files,  # secret: rendered from the secret credentials
             opts=child,
         )
@@ -102,7 +102,7 @@ class NovaServiceWorkload(pulumi.ComponentResource):
         self.deployment = k8s.apps.v1.Deployment(
             spec.name,
             metadata={"name": spec.name, "namespace": spec.namespace, "labels": labels,
-                      "annotations": kube.awaited(spec.skip_await)},
+                      "annotations": kube.object_annotations(spec.skip_await)},
             spec={
                 "replicas": spec.template.replicas,
                 "selector": {"match_labels": labels},
@@ -115,7 +115,7 @@ class NovaServiceWorkload(pulumi.ComponentResource):
             self.service = k8s.core.v1.Service(
                 f"{spec.name}-service",
                 metadata={"name": spec.service_name, "namespace": spec.namespace, "labels": labels,
-                          "annotations": kube.awaited(spec.skip_await)},
+                          "annotations": kube.object_annotations(spec.skip_await)},
                 spec={"selector": labels, "ports": [{"name": "http", "port": spec.port, "target_port": spec.port}]},
                 opts=child,
             )

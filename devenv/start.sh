@@ -21,3 +21,4 @@ TOOLCHAIN_BIN=$("$here/toolchain.sh" bindir)
 export TOOLCHAIN_BIN
 "$here/apiserver.sh" start
 "$here/nodes.sh" start
+python3 "$here/clear-stale-locks.py" "$ENV_DIR/state"

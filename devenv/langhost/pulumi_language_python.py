@@ -16,6 +16,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
@@ -180,6 +182,15 @@ def main(argv: list[str]) -> int:
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     print(port, flush=True)
+    # A CLI that was killed cannot end its plugins: leave with it.
+    parent = os.getppid()
+
+    def watch_parent() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        server.stop(0)
+
+    threading.Thread(target=watch_parent, daemon=True).start()
     # The CLI ends its plugins with a signal once the run is over: stop quietly.
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: server.stop(0))

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,5 +47,25 @@ def node(name: str, command: str) -> subprocess.CompletedProcess[str]:
     return run(str(ROOT / "devenv" / "ssh.sh"), name, command, check=False)
 
 
-def kubectl_json(*args: str) -> dict:
+def kubectl_json(*args: str) -> dict[str, Any]:
     return json.loads(run("kubectl", *args, "-o", "json").stdout)
+
+
+def up(stack: str, cwd: Path | None = None) -> dict[str, Any]:
+    """`pulumi up` and its resource changes by kind, e.g. {"same": 57, "update": 1}.
+
+    Also returns the operations per resource under "steps": [(op, type, name)].
+    """
+    proc = pulumi("up", "--yes", "--skip-preview", "--json", "-s", stack, cwd=cwd)
+    changes: dict[str, Any] = {}
+    steps: list[tuple[str, str, str]] = []
+    for line in proc.stdout.splitlines():
+        event = json.loads(line) if line.startswith("{") else {}
+        if "summaryEvent" in event:
+            changes.update(event["summaryEvent"].get("resourceChanges", {}))
+        if "resOutputsEvent" in event:
+            meta = event["resOutputsEvent"]["metadata"]
+            urn = meta["urn"]
+            steps.append((meta["op"], meta["type"], urn.rsplit("::", 1)[-1]))
+    changes["steps"] = steps
+    return changes

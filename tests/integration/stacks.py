@@ -1,0 +1,67 @@
+"""Throw-away stacks of the project for tests that change config or fail on purpose."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.integration.local_env import ROOT, pulumi
+
+
+def copy_project(dest: Path) -> Path:
+    """A copy of the project sharing the venv, so tests never touch the checkout's stacks/."""
+    skip = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".*_cache", "Pulumi.*.yaml")
+    shutil.copytree(ROOT, dest, ignore=skip)
+    (dest / ".venv").symlink_to(os.readlink(ROOT / ".venv") if (ROOT / ".venv").is_symlink() else ROOT / ".venv")
+    return dest
+
+
+class Stack:
+    """A stack of a project copy whose config the test writes."""
+
+    def __init__(self, project: Path, name: str) -> None:
+        self.project, self.name = project, name
+        self.namespace = "openstack"
+        self.file = project / "stacks" / f"Pulumi.{name}.yaml"
+
+    def write(self, config: dict[str, Any]) -> None:
+        document: dict[str, Any] = {"config": {f"openstack-nova:{k}": v for k, v in config.items()}}
+        if self.file.exists():
+            salt = yaml.safe_load(self.file.read_text()).get("encryptionsalt")
+            if salt:
+                document["encryptionsalt"] = salt
+        self.file.write_text(yaml.safe_dump(document))
+
+    def cli(self, *args: str, check: bool = True) -> Any:
+        return pulumi(*args, "-s", self.name, check=check, cwd=self.project)
+
+    def init(self) -> None:
+        """A new stack; one left by an interrupted run is forgotten (its namespace was its own)."""
+        pulumi("stack", "rm", "--yes", "--force", "--preserve-config", self.name, cwd=self.project, check=False)
+        pulumi("stack", "init", self.name, cwd=self.project)
+
+    def resources(self) -> list[dict[str, Any]]:
+        state = json.loads(self.cli("stack", "export").stdout)
+        return state["deployment"].get("resources", [])
+
+    def preview_steps(self) -> list[dict[str, Any]]:
+        """The steps of `pulumi preview --json` that change something."""
+        out = json.loads(self.cli("preview", "--json", "--diff").stdout)
+        return [s for s in out.get("steps", []) if s.get("op") != "same"]
+
+    def destroy(self) -> None:
+        self.cli("destroy", "--yes", "--skip-preview", check=False)
+        pulumi("stack", "rm", "--yes", "--force", self.name, cwd=self.project, check=False)
+
+
+def name_of(step: dict[str, Any]) -> str:
+    return str(step["urn"]).rsplit("::", 1)[-1]
+
+
+def type_of(step: dict[str, Any]) -> str:
+    return str(step["urn"]).split("::")[-2].rsplit("$", 1)[-1]
