@@ -46,7 +46,9 @@ class Stack:
         pulumi("stack", "init", self.name, cwd=self.project)
 
     def resources(self) -> list[dict[str, Any]]:
-        state = json.loads(self.cli("stack", "export").stdout)
+        """The resources in state, secrets decrypted: every write re-encrypts them
+        with a new nonce, so only plain values compare."""
+        state = json.loads(self.cli("stack", "export", "--show-secrets").stdout)
         return state["deployment"].get("resources", [])
 
     def preview_steps(self) -> list[dict[str, Any]]:

@@ -1,0 +1,93 @@
+"""Every rule of the stack config, through a real `pulumi up` on a bad config:
+it fails with the config path and what to do, shows no traceback, and
+changes nothing."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.integration.stacks import Stack, copy_project
+
+CELLS: dict[str, Any] = {"cell0": {}, "cell1": {}}
+
+
+@pytest.fixture(scope="module")
+def rules_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    stack = Stack(copy_project(tmp_path_factory.mktemp("rules") / "project"), "itest-rules")
+    stack.namespace = f"itest-rules-{secrets.token_hex(3)}"
+    stack.write(good_config(stack.namespace))
+    stack.init()
+    stack.cli("up", "--yes", "--skip-preview")
+    yield stack
+    stack.write(good_config(stack.namespace))
+    stack.destroy()
+
+
+def good_config(namespace: str) -> dict[str, Any]:
+    return {"namespace": namespace, "kubernetes": {"skipAwait": True}, "nova": {"cellTemplates": dict(CELLS)}}
+
+
+def node_set(cell: str) -> dict[str, Any]:
+    return {"nodeSets": {"edpm": {"cell": cell, "nodeTemplate": {"ansibleSSHPrivateKeyFile": "/etc/hostname"},
+                                  "nodes": {"n0": {"ansibleHost": "192.168.122.100"}}}}}
+
+
+RULES: dict[str, tuple[dict[str, Any], str, str]] = {
+    # name: (config changes, config path, what the message says)
+    "cell0 is required": (
+        {"nova": {"cellTemplates": {"cell1": {}}}},
+        "openstack-nova:nova.cellTemplates:", "cell0 is required"),
+    "cell0 has no metadata": (
+        {"nova": {"metadataServiceTemplate": {"enabled": False},
+                  "cellTemplates": {**CELLS, "cell0": {"metadataServiceTemplate": {"enabled": True}}}}},
+        "nova.cellTemplates.cell0.metadataServiceTemplate.enabled", "cell0 cannot run a metadata service"),
+    "cell0 has no noVNC proxy": (
+        {"nova": {"cellTemplates": {**CELLS, "cell0": {"noVNCProxyServiceTemplate": {"enabled": True}}}}},
+        "nova.cellTemplates.cell0.noVNCProxyServiceTemplate.enabled", "no noVNC proxy"),
+    "cell0 has no computes": (
+        {"nova": {"cellTemplates": CELLS}, "dataplane": node_set("cell0")},
+        "openstack-nova:dataplane.nodeSets.edpm.cell", "cell0 has no computes"),
+    "metadata at the top level or in cells": (
+        {"nova": {"metadataServiceTemplate": {"enabled": True},
+                  "cellTemplates": {**CELLS, "cell1": {"metadataServiceTemplate": {"enabled": True}}}}},
+        "openstack-nova:nova.metadataServiceTemplate.enabled", "not both"),
+    "cells never share a bus": (
+        {"nova": {"cellTemplates": {**CELLS, "cell1": {"messagingBus": {"cluster": "rabbitmq-x"}},
+                                    "cell2": {"messagingBus": {"cluster": "rabbitmq-x"}}}}},
+        "nova.cellTemplates.cell2.messagingBus.cluster", "shares the message bus of cell cell1"),
+    "cell names are RFC 1123": (
+        {"nova": {"cellTemplates": {**CELLS, "Cell_1": {}}}},
+        "nova.cellTemplates.Cell_1", "lower-case letters, digits and '-'"),
+    "cell names are at most 35 characters": (
+        {"nova": {"cellTemplates": {**CELLS, "c" + "x" * 35: {}}}},
+        "nova.cellTemplates.c" + "x" * 35, "at most 35 allowed"),
+    "replicas are 0..32": (
+        {"nova": {"cellTemplates": CELLS, "apiServiceTemplate": {"replicas": 33}}},
+        "openstack-nova:nova.apiServiceTemplate.replicas", "expected 0..32"),
+    "customServiceConfig options are nova's": (
+        {"nova": {"cellTemplates": CELLS,
+                  "apiServiceTemplate": {"customServiceConfig": "[libvirt]\ncpu_modle = Nehalem\n"}}},
+        "openstack-nova:nova.apiServiceTemplate.customServiceConfig", "cpu_modle is not a nova option"),
+}
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_bad_config_fails_with_its_path_and_changes_nothing(rules_stack: Stack, rule: str) -> None:
+    changes, path, message = RULES[rule]
+    before = rules_stack.resources()
+    rules_stack.write({"namespace": rules_stack.namespace, "kubernetes": {"skipAwait": True}, **changes})
+    try:
+        preview = rules_stack.cli("preview", check=False)
+        up = rules_stack.cli("up", "--yes", "--skip-preview", check=False)
+    finally:
+        rules_stack.write(good_config(rules_stack.namespace))
+    for run in (preview, up):
+        output = run.stdout + run.stderr
+        assert run.returncode != 0
+        assert path in output and message in output, output
+        assert "Traceback" not in output
+    assert rules_stack.resources() == before
