@@ -28,7 +28,7 @@ env: toolchain venv
 
 ## ssh: run CMD as root on test node NODE
 ssh:
-	@devenv/ssh.sh $(NODE) $(CMD)
+	@devenv/ssh.sh $(NODE) '$(subst ','\'',$(CMD))'
 
 ## down: stop everything `make up` started
 down:
@@ -48,7 +48,7 @@ unit: venv
 lint: venv
 	@.venv/bin/ruff check .
 	@.venv/bin/mypy
-	@cd ansible && ../.venv/bin/ansible-lint -q --profile production .
+	@cd ansible && ../.venv/bin/ansible-lint -q --profile production
 
 preview: environment
 	@eval "$$(devenv/env.sh)"; pulumi -s $(STACK) preview --diff

@@ -4,7 +4,7 @@ import pulumi
 
 from components import k8s as kube
 from components.controlplane import NovaControlPlane
-from components.dataplane import EdpmNodeSet
+from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NovaMigrationSSHKey
 from components.settings import SettingsError
 from components.settings.source import from_pulumi_config
 
@@ -15,9 +15,34 @@ except SettingsError as err:
     raise pulumi.RunError(f"invalid stack config:\n{err}") from None
 
 provider = kube.provider("kubernetes", settings.kubernetes)
-control_plane = NovaControlPlane("nova", settings, opts=pulumi.ResourceOptions(providers=[provider]))
-node_sets = {s.name: EdpmNodeSet(s.name, s) for s in settings.dataplane.node_sets}
+on_cluster = pulumi.ResourceOptions(providers=[provider])
+control_plane = NovaControlPlane("nova", settings, opts=on_cluster)
+migration_key = NovaMigrationSSHKey(
+    "nova-migration-ssh-key", settings,
+    opts=pulumi.ResourceOptions(providers=[provider], depends_on=[control_plane.namespace]))
+
+metadata: dict[str | None, pulumi.Output[dict[str, str]]] = (
+    {None: control_plane.metadata_neutron_config} if control_plane.metadata_neutron_config is not None
+    else {n: c.metadata_neutron_config for n, c in control_plane.cells.items()
+          if c.metadata_neutron_config is not None}
+)
+files = ControlPlaneFiles(
+    compute_configs={n: c.compute_config for n, c in control_plane.cells.items() if c.compute_config is not None},
+    metadata_configs=metadata,
+    migration_private_key=migration_key.private_key,
+    migration_public_key=migration_key.public_key,
+)
+node_sets = [EdpmNodeSet(s.name, s, files, settings.dataplane.custom_services) for s in settings.dataplane.node_sets]
+
+# Once a cell's computes are deployed, its host discovery runs (again for each new compute).
+for cell_name, cell in control_plane.cells.items():
+    computes = [(s, n) for s in node_sets for n in s.nodes_of_cell(cell_name)]
+    if computes:
+        cell.discover_hosts(
+            hosts=[n.host_name for _, n in computes],
+            depends_on=[s.runs[n.name]["nova"] for s, n in computes if "nova" in s.runs[n.name]],
+        )
 
 pulumi.export("namespace", settings.namespace)
 pulumi.export("cells", [c.name for c in settings.nova.cells])
-pulumi.export("deployedHashes", {name: s.deployed_hashes for name, s in node_sets.items()})
+pulumi.export("deployedHashes", {s.node_set_name: s.deployed_hashes for s in node_sets})

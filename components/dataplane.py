@@ -1,14 +1,73 @@
-"""`EdpmNodeSet`: the EDPM nodes of one node set and the services run on them."""
+"""`EdpmNodeSet`: the EDPM nodes of one node set and the services run on them.
+
+One `PlaybookRun` per node per service, in the node set's service order, so a
+change re-runs Ansible exactly on the nodes whose files change.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pulumi
+import pulumi_kubernetes as k8s
 
+from components import k8s as kube
+from components.generated import GeneratedSSHKey
 from components.playbook import PlaybookRun
-from components.settings import Node, NodeSet
+from components.render import (
+    HOST_SPECIFIC_CONF,
+    host_specific_conf,
+    names,
+    neutron_metadata_extra_files,
+    nova_extra_files,
+)
+from components.settings import CustomService, Node, NodeSet, Settings
+
+CELL_IS_PINNED = (
+    "nova cannot move a compute between cells: remove the node from the stack config and run "
+    "`pulumi up` (its services are stopped and its compute service goes away), then add it back "
+    "with its new cell."
+)
+
+
+@dataclass(frozen=True)
+class ControlPlaneFiles:
+    """What the control plane hands to the data plane (all secret)."""
+
+    compute_configs: Mapping[str, pulumi.Output[dict[str, str]]]  # per cell
+    metadata_configs: Mapping[str | None, pulumi.Output[dict[str, str]]]  # None: the top-level metadata
+    migration_private_key: pulumi.Output[str]
+    migration_public_key: pulumi.Output[str]
+
+
+class NovaMigrationSSHKey(pulumi.ComponentResource):
+    """The key pair computes use to reach each other for migration, published as
+    the `nova-migration-ssh-key` Secret (keys ssh-privatekey, ssh-publickey)."""
+
+    private_key: pulumi.Output[str]
+    public_key: pulumi.Output[str]
+
+    def __init__(self, name: str, settings: Settings, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("openstack-nova:dataplane:NovaMigrationSSHKey", name, {}, opts)
+        given = settings.dataplane.migration_ssh_key
+        if given is not None:
+            self.private_key = pulumi.Output.secret(given.private_key.reveal())
+            self.public_key = pulumi.Output.from_input(given.public_key)
+        else:
+            generated = GeneratedSSHKey(f"{name}-generated", comment="nova-migration",
+                                        opts=pulumi.ResourceOptions(parent=self))
+            self.private_key, self.public_key = generated.private_key, generated.public_key
+        self.secret = k8s.core.v1.Secret(
+            name,
+            metadata=kube.object_metadata(names.MIGRATION_SSH_KEY_SECRET, settings.namespace,
+                                          kube.labels("nova-compute"), settings.kubernetes.skip_await),
+            string_data={"ssh-privatekey": self.private_key, "ssh-publickey": self.public_key},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({})
 
 
 def _read(path: str | None) -> str:
@@ -16,42 +75,101 @@ def _read(path: str | None) -> str:
 
 
 class EdpmNodeSet(pulumi.ComponentResource):
-    deployed_hashes: pulumi.Output[dict[str, str]]
-    """Per node, the hash of what its last run deployed."""
+    deployed_hashes: pulumi.Output[dict[str, dict[str, str]]]
+    """Per node and service, the hash of the files its last run deployed."""
 
-    def __init__(self, name: str, node_set: NodeSet, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        node_set: NodeSet,
+        control_plane: ControlPlaneFiles,
+        custom_services: Mapping[str, CustomService],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__("openstack-nova:dataplane:EdpmNodeSet", name, {}, opts)
+        self._node_set, self._control_plane, self._custom = node_set, control_plane, custom_services
         template = node_set.node_template
         key = (template.ssh_private_key.reveal() if template.ssh_private_key is not None
                else _read(template.ssh_private_key_file))
         self._ssh_key = pulumi.Output.secret(key)
         self._known_hosts = _read(template.known_hosts_file)
-        self.runs: dict[str, PlaybookRun] = {}
+        # runs[node][service]: the node's last step first, its services in order
+        self.runs: dict[str, dict[str, PlaybookRun]] = {}
         for node in node_set.nodes:
-            self.runs[node.name] = self._marker(node_set, node)
-        self.deployed_hashes = pulumi.Output.all(
-            **{n: r.deployed_hash for n, r in self.runs.items()})
+            previous = self._marker(node)
+            self.runs[node.name] = {"marker": previous}
+            for service in node_set.services:
+                previous = self._service(node, service, previous)
+                self.runs[node.name][service] = previous
+        self.deployed_hashes = pulumi.Output.all(**{
+            node: pulumi.Output.all(**{s: r.deployed_hash for s, r in runs.items() if s != "marker"})
+            for node, runs in self.runs.items()
+        })
         self.register_outputs({"deployedHashes": self.deployed_hashes})
 
-    def _host(self, node_set: NodeSet, node: Node) -> dict[str, object]:
-        template = node_set.node_template
-        return {"name": node.name, "address": node.ansible_host, "port": template.ansible_port,
-                "user": template.ansible_user}
+    @property
+    def node_set_name(self) -> str:
+        return self._node_set.name
 
-    def _host_vars(self, node_set: NodeSet, node: Node) -> dict[str, object]:
-        """Inventory variables: the node set's, then the node's own (node wins)."""
-        return {**node_set.node_template.ansible_vars, **node.ansible_vars}
+    def nodes_of_cell(self, cell: str) -> list[Node]:
+        return [n for n in self._node_set.nodes if n.cell == cell]
 
-    def _marker(self, node_set: NodeSet, node: Node) -> PlaybookRun:
-        """Records on the node which node set and cell manage it."""
-        marker = {"node": node.name, "hostName": node.host_name, "nodeSet": node_set.name, "cell": node.cell}
+    def _run(self, node: Node, service: str, playbook: str, after: PlaybookRun | None, *,
+             files: pulumi.Input[Mapping[str, str]] | None = None,
+             public_files: Mapping[str, str] | None = None, stop_playbook: str | None = None) -> PlaybookRun:
+        template = self._node_set.node_template
         return PlaybookRun(
-            f"{node.name}-marker",
-            playbook="node-marker.yml",
-            host=self._host(node_set, node),
+            f"{node.name}-{service}",
+            playbook=playbook,
+            host={"name": node.name, "address": node.ansible_host, "port": template.ansible_port,
+                  "user": template.ansible_user},
+            host_vars={**template.ansible_vars, **node.ansible_vars},
             ssh_private_key=self._ssh_key,
             known_hosts=self._known_hosts,
-            public_files={"edpm-node.json": json.dumps(marker, indent=2) + "\n"},
-            host_vars=self._host_vars(node_set, node),
-            opts=pulumi.ResourceOptions(parent=self),
+            files=files,
+            public_files=public_files,
+            pinned={"cell": node.cell},
+            pinned_reason=CELL_IS_PINNED,
+            stop_playbook=stop_playbook,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[after] if after else []),
         )
+
+    def _marker(self, node: Node) -> PlaybookRun:
+        """Records on the node which node set and cell manage it."""
+        marker = {"node": node.name, "hostName": node.host_name, "nodeSet": self._node_set.name, "cell": node.cell}
+        return self._run(node, "marker", "node-marker.yml", None,
+                         public_files={"edpm-node.json": json.dumps(marker, indent=2) + "\n"})
+
+    def _service(self, node: Node, service: str, after: PlaybookRun) -> PlaybookRun:
+        if service == "nova":
+            return self._nova(node, after)
+        if service == "neutron-metadata":
+            return self._neutron_metadata(node, after)
+        custom = self._custom[service]
+        return self._run(node, service, custom.playbook, after, public_files=dict(custom.files))
+
+    def _nova(self, node: Node, after: PlaybookRun) -> PlaybookRun:
+        cp = self._control_plane
+        files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(pulumi.Output.all(
+            cp.compute_configs[node.cell], cp.migration_private_key, cp.migration_public_key,
+        ).apply(lambda v: {**v[0], "ssh-privatekey": v[1], "ssh-publickey": v[2]}))
+        # Shown in preview line by line: the node's own files.
+        public = {
+            HOST_SPECIFIC_CONF: host_specific_conf(node.ansible_host, node.host_name),
+            **nova_extra_files(self._node_set, node),
+        }
+        return self._run(node, "nova", "nova.yml", after, files=files, public_files=public,
+                         stop_playbook="nova-stop.yml")
+
+    def _neutron_metadata(self, node: Node, after: PlaybookRun) -> PlaybookRun:
+        configs = self._control_plane.metadata_configs
+        source = None if None in configs else node.cell
+        if source not in configs:
+            raise pulumi.RunError(
+                f"openstack-nova:dataplane.nodeSets.{self._node_set.name}.services: neutron-metadata needs a "
+                f"metadata service for {node.name}; enable nova.metadataServiceTemplate or "
+                f"nova.cellTemplates.{node.cell}.metadataServiceTemplate")
+        metadata = configs[source]
+        return self._run(node, "neutron-metadata", "neutron-metadata.yml", after, files=metadata,
+                         public_files=neutron_metadata_extra_files(self._node_set, node),
+                         stop_playbook="neutron-metadata-stop.yml")

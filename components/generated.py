@@ -45,3 +45,41 @@ def secret_or_generated(
     if given is not None:
         return pulumi.Output.secret(given)
     return GeneratedSecret(name, opts=pulumi.ResourceOptions(parent=parent)).value
+
+
+class _GeneratedSSHKeyProvider(ResourceProvider):
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        # Imported here: only the provider process needs it.
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        key = Ed25519PrivateKey.generate()
+        private = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()
+        ).decode()
+        public = key.public_key().public_bytes(
+            serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
+        ).decode()
+        return CreateResult(
+            id_=secrets.token_hex(8),
+            outs={"comment": props["comment"], "private_key": private, "public_key": f"{public} {props['comment']}\n"},
+        )
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = olds.get("comment") != news.get("comment")
+        return DiffResult(changes=changed, replaces=["comment"] if changed else [], delete_before_replace=False)
+
+
+class GeneratedSSHKey(pulumi.dynamic.Resource):
+    """An ed25519 key pair, created once; the private key is kept secret in state."""
+
+    private_key: pulumi.Output[str]
+    public_key: pulumi.Output[str]
+
+    def __init__(self, name: str, comment: str, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(
+            _GeneratedSSHKeyProvider(),
+            name,
+            {"comment": comment, "private_key": None, "public_key": None},
+            pulumi.ResourceOptions.merge(pulumi.ResourceOptions(additional_secret_outputs=["private_key"]), opts),
+        )

@@ -119,6 +119,13 @@ class _PlaybookProvider(ResourceProvider):
         return CreateResult(id_=f"{props['host']['name']}:{props['playbook']}", outs={**props, **result})
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        # A pinned input cannot change once deployed: fail the preview, say what to do.
+        old_pins, new_pins = olds.get("pinned") or {}, news.get("pinned") or {}
+        moved = sorted(k for k in old_pins if k in new_pins and old_pins[k] != new_pins[k])
+        if moved:
+            raise PlaybookError("; ".join(
+                f"{news['host']['name']}: {k} is {old_pins[k]!r} on the node and cannot become {new_pins[k]!r}. "
+                f"{news.get('pinned_reason', '')}" for k in moved))
         changed = [key for key in RUN_INPUTS if olds.get(key) != news.get(key)]
         return DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
 
@@ -131,7 +138,11 @@ class _PlaybookProvider(ResourceProvider):
 
 
 class PlaybookRun(pulumi.dynamic.Resource):
-    """Applies `playbook` to one node; re-applies it whenever its inputs change."""
+    """Applies `playbook` to one node; re-applies it whenever its inputs change.
+
+    `pinned` values may never change once the node is deployed; a change fails
+    the preview with `pinned_reason`.
+    """
 
     deployed_hash: pulumi.Output[str]
     last_run: pulumi.Output[str]
@@ -148,6 +159,8 @@ class PlaybookRun(pulumi.dynamic.Resource):
         public_files: pulumi.Input[Mapping[str, str]] | None = None,
         variables: pulumi.Input[Mapping[str, Any]] | None = None,
         host_vars: pulumi.Input[Mapping[str, Any]] | None = None,
+        pinned: Mapping[str, str] | None = None,
+        pinned_reason: str = "",
         stop_playbook: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -164,6 +177,8 @@ class PlaybookRun(pulumi.dynamic.Resource):
                 "public_files": public_files or {},
                 "vars": variables or {},
                 "host_vars": host_vars or {},
+                "pinned": dict(pinned or {}),
+                "pinned_reason": pinned_reason,
                 "stop_playbook": stop_playbook or "",
                 "deployed_hash": None,
                 "last_run": None,

@@ -16,7 +16,7 @@ if [ ! -f "$venv/.done" ]; then
 fi
 # nova's option definitions, which settings checks every customServiceConfig against.
 if [ ! -s "$venv/nova-options.json" ]; then
-  (cd "$root" && "$venv/bin/python" -m components.settings.catalog "$venv/nova-options.json.tmp" >/dev/null \
+  (cd "$root" && "$venv/bin/python" -m components.settings.catalog "$venv/nova-options.json.tmp" >"$venv/nova-options.log" 2>&1 \
     && mv "$venv/nova-options.json.tmp" "$venv/nova-options.json")
 fi
 if [ "$(readlink "$root/.venv" 2>/dev/null)" != "$venv" ]; then
