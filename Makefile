@@ -30,6 +30,10 @@ env: toolchain venv
 ssh:
 	@devenv/ssh.sh $(NODE) '$(subst ','\'',$(CMD))'
 
+## nova-conf: what nova-compute on NODE loads for OPT (group.option) and from which file
+nova-conf:
+	@devenv/nova-conf.sh $(NODE) '$(OPT)'
+
 ## down: stop everything `make up` started
 down:
 	@devenv/stop.sh

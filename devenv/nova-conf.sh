@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Prints what nova-compute on a test node loads for one option, and from where:
+#   devenv/nova-conf.sh edpm-compute-0 libvirt.cpu_mode
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=devenv/lib.sh
+. "$here/lib.sh"
+[ $# -eq 2 ] || die "usage: nova-conf.sh NODE GROUP.OPTION (e.g. edpm-compute-0 libvirt.cpu_mode)"
+# The node runs the script with the environment's Python (nova installed); it reads it from stdin.
+"$here/ssh.sh" "$1" "'$ENV_DIR/kolla/python' - '$2'" <"$here/../tools/nova_conf.py"
