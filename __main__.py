@@ -46,3 +46,4 @@ for cell_name, cell in control_plane.cells.items():
 pulumi.export("namespace", settings.namespace)
 pulumi.export("cells", [c.name for c in settings.nova.cells])
 pulumi.export("deployedHashes", {s.node_set_name: s.deployed_hashes for s in node_sets})
+pulumi.export("inSync", {s.node_set_name: s.in_sync for s in node_sets})

@@ -77,6 +77,8 @@ def _read(path: str | None) -> str:
 class EdpmNodeSet(pulumi.ComponentResource):
     deployed_hashes: pulumi.Output[dict[str, dict[str, str]]]
     """Per node and service, the hash of the files its last run deployed."""
+    in_sync: pulumi.Output[dict[str, dict[str, bool]]]
+    """Per node and service, False once a refresh found the node drifted."""
 
     def __init__(
         self,
@@ -105,7 +107,11 @@ class EdpmNodeSet(pulumi.ComponentResource):
             node: pulumi.Output.all(**{s: r.deployed_hash for s, r in runs.items() if s != "marker"})
             for node, runs in self.runs.items()
         })
-        self.register_outputs({"deployedHashes": self.deployed_hashes})
+        self.in_sync = pulumi.Output.all(**{
+            node: pulumi.Output.all(**{s: r.in_sync for s, r in runs.items()})
+            for node, runs in self.runs.items()
+        })
+        self.register_outputs({"deployedHashes": self.deployed_hashes, "inSync": self.in_sync})
 
     @property
     def node_set_name(self) -> str:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+from pulumi.runtime import rpc
 
 ROOT = Path(__file__).resolve().parent.parent
 ANSIBLE_DIR = ROOT / "ansible"
@@ -49,8 +50,11 @@ def _write_private(path: Path, content: str) -> None:
         handle.write(content)
 
 
-def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook") -> dict[str, Any]:
-    """Runs the playbook for the node in `props`; returns its recap."""
+def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check: bool = False) -> dict[str, Any]:
+    """Runs the playbook for the node in `props`; returns its recap.
+
+    With `check`, Ansible only reports what it would change (drift), changing nothing.
+    """
     host = props["host"]
     playbook = ANSIBLE_DIR / "playbooks" / props[playbook_key]
     if not playbook.is_file():
@@ -93,7 +97,8 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook") -> di
         }
         ansible = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or "ansible-playbook"
         proc = subprocess.run(
-            [ansible, "-i", str(workdir / "inventory.json"), "-e", f"@{workdir / 'vars.json'}", str(playbook)],
+            [ansible, "-i", str(workdir / "inventory.json"), "-e", f"@{workdir / 'vars.json'}", str(playbook),
+             *(["--check"] if check else [])],
             cwd=ANSIBLE_DIR, env=env, capture_output=True, text=True, check=False,
         )
     finally:
@@ -110,6 +115,7 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook") -> di
         "last_run": f"{props[playbook_key]} on {host['name']}: ok={ok} changed={changed}",
         "changed": changed,
         "deployed_hash": files_hash(all_files),
+        "in_sync": True,
     }
 
 
@@ -127,10 +133,23 @@ class _PlaybookProvider(ResourceProvider):
                 f"{news['host']['name']}: {k} is {old_pins[k]!r} on the node and cannot become {new_pins[k]!r}. "
                 f"{news.get('pinned_reason', '')}" for k in moved))
         changed = [key for key in RUN_INPUTS if olds.get(key) != news.get(key)]
-        return DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
+        # A refresh found the node drifted from what was deployed: apply it again.
+        drifted = olds.get("in_sync") is False
+        return DiffResult(changes=bool(changed) or drifted, replaces=[], delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         return UpdateResult(outs={**news, **run_playbook(news)})
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """`pulumi refresh`: Ansible in check mode on the node; any change it would make is drift."""
+        if not props.get("playbook"):
+            return ReadResult(id_=id_, outs=props)
+        drift = run_playbook(props, check=True)["changed"]
+        state = {**props, "in_sync": drift == 0}
+        # Keep secret what was secret: a refresh writes these back to state.
+        for key in ("ssh_private_key", "files"):
+            state[key] = {rpc._special_sig_key: rpc._special_secret_sig, "value": props.get(key)}
+        return ReadResult(id_=id_, outs=state, inputs=state)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         if props.get("stop_playbook"):
@@ -145,7 +164,10 @@ class PlaybookRun(pulumi.dynamic.Resource):
     """
 
     deployed_hash: pulumi.Output[str]
+    """Hash of the files the last run deployed."""
     last_run: pulumi.Output[str]
+    in_sync: pulumi.Output[bool]
+    """False once a refresh found the node drifted from what was deployed."""
 
     def __init__(
         self,
@@ -183,6 +205,7 @@ class PlaybookRun(pulumi.dynamic.Resource):
                 "deployed_hash": None,
                 "last_run": None,
                 "changed": None,
+                "in_sync": None,
             },
             pulumi.ResourceOptions.merge(secret_outputs, opts),
         )
