@@ -51,12 +51,13 @@ def kubectl_json(*args: str) -> dict[str, Any]:
     return json.loads(run("kubectl", *args, "-o", "json").stdout)
 
 
-def up(stack: str, cwd: Path | None = None) -> dict[str, Any]:
+def up(stack: str, cwd: Path | None = None, refresh: bool = False) -> dict[str, Any]:
     """`pulumi up` and its resource changes by kind, e.g. {"same": 57, "update": 1}.
 
     Also returns the operations per resource under "steps": [(op, type, name)].
     """
-    proc = pulumi("up", "--yes", "--skip-preview", "--json", "-s", stack, cwd=cwd)
+    extra = ["--refresh"] if refresh else []
+    proc = pulumi("up", "--yes", "--skip-preview", "--json", *extra, "-s", stack, cwd=cwd)
     changes: dict[str, Any] = {}
     steps: list[tuple[str, str, str]] = []
     for line in proc.stdout.splitlines():

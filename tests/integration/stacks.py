@@ -13,10 +13,16 @@ import yaml
 from tests.integration.local_env import ROOT, pulumi
 
 
-def copy_project(dest: Path) -> Path:
-    """A copy of the project sharing the venv, so tests never touch the checkout's stacks/."""
+def copy_project(dest: Path, keep_stacks: tuple[str, ...] = ()) -> Path:
+    """A copy of the project sharing the venv, so tests never touch the checkout's stacks/.
+
+    `keep_stacks` are stack configs copied along: a test may change them, and the
+    stack itself (its state) is the checkout's.
+    """
     skip = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".*_cache", "Pulumi.*.yaml")
     shutil.copytree(ROOT, dest, ignore=skip)
+    for stack in keep_stacks:
+        shutil.copy2(ROOT / "stacks" / f"Pulumi.{stack}.yaml", dest / "stacks")
     (dest / ".venv").symlink_to(os.readlink(ROOT / ".venv") if (ROOT / ".venv").is_symlink() else ROOT / ".venv")
     return dest
 

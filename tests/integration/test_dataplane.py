@@ -1,0 +1,160 @@
+"""The EDPM data plane on the test nodes: what lands where, with which modes,
+only on the nodes a change concerns, and what a node may not do."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.playbook import run_playbook
+from tests.integration.local_env import ENV, ROOT, node, pulumi, run, up
+from tests.integration.stacks import Stack, copy_project
+
+NODES = ("edpm-compute-0", "edpm-compute-1")
+NODE0_PATH = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0"
+
+
+def nova_conf(name: str, option: str) -> str:
+    """What nova-compute on the node loads for `option` (first line of make nova-conf)."""
+    proc = run(str(ROOT / "devenv" / "nova-conf.sh"), name, option)
+    return proc.stdout.splitlines()[0].split(" = ", 1)[1]
+
+
+def stat(name: str, pattern: str) -> dict[str, str]:
+    out = node(name, f"stat -c '%n %a %U' {pattern}").stdout
+    return {line.split()[0].rsplit("/", 1)[-1]: " ".join(line.split()[1:]) for line in out.splitlines()}
+
+
+def test_nodes_of_two_cells_talk_to_their_cells_bus(dev_stack: str) -> None:
+    urls = {n: node(n, "grep ^transport_url /etc/nova/nova.conf.d/01-nova.conf").stdout for n in NODES}
+    assert "@rabbitmq-cell1.openstack.svc:5672/" in urls["edpm-compute-0"]
+    assert "@rabbitmq-cell2.openstack.svc:5672/" in urls["edpm-compute-1"]
+
+
+def test_node_files_have_their_modes_and_owners(dev_stack: str) -> None:
+    src = stat("edpm-compute-0", "/var/lib/openstack/nova/*")
+    assert src["01-nova.conf"] == "600 root" and src["ssh-privatekey"] == "600 root"
+    assert src["02-nova-host-specific.conf"] == "644 root"
+    loaded = stat("edpm-compute-0", "/etc/nova/nova.conf.d/*")
+    assert set(loaded) >= {"01-nova.conf", "02-nova-host-specific.conf"}
+    assert set(loaded.values()) == {"600 nova"}
+    metadata = stat("edpm-compute-0", "/var/lib/openstack/neutron-ovn-metadata-agent/*")
+    assert metadata["05-nova-metadata.conf"] == "600 root"
+    assert stat("edpm-compute-0", "/var/lib/nova/compute_id")["compute_id"] == "400 nova"
+
+
+SECRET_SIG = "4dabf18193072939515e22adb298388d"
+
+
+def _revealed(value: Any) -> Any:
+    """`stack export --show-secrets` keeps a secret's JSON in `plaintext`."""
+    if isinstance(value, dict) and SECRET_SIG in value:
+        return json.loads(value["plaintext"])
+    return value
+
+
+def _state_props(stack: str, resource: str) -> dict[str, Any]:
+    state = json.loads(pulumi("stack", "export", "--show-secrets", "-s", stack).stdout)
+    found = next(r for r in state["deployment"]["resources"] if r["urn"].endswith(f"::{resource}"))
+    return {k: _revealed(v) for k, v in found["inputs"].items()}
+
+
+def test_direct_ansible_rerun_changes_nothing(dev_stack: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in ENV.items():
+        monkeypatch.setenv(key, value)
+    for resource in ("edpm-compute-0-nova", "edpm-compute-0-neutron-metadata"):
+        assert run_playbook(_state_props(dev_stack, resource))["changed"] == 0, resource
+
+
+@pytest.fixture()
+def dev_copy(tmp_path: Path, dev_stack: str) -> Iterator[Stack]:
+    """The dev stack driven from a copy of the project whose stack config the test edits;
+    afterwards the checkout's config is applied again."""
+    stack = Stack(copy_project(tmp_path / "project", keep_stacks=(dev_stack,)), dev_stack)
+    yield stack
+    up(dev_stack)
+
+
+def test_one_nodes_custom_config_reaches_that_node_only(dev_copy: Stack) -> None:
+    snippet = "[libvirt]\ncpu_mode = custom\ncpu_models = Nehalem\n"
+    dev_copy.cli("config", "set", "--path", f"{NODE0_PATH}.customServiceConfig.nova", snippet)
+    diff = dev_copy.cli("preview", "--diff")
+    assert "edpm-compute-0-nova" in diff.stdout and "cpu_mode = custom" in diff.stdout
+    changed = sorted((s["op"], s["urn"].rsplit("::", 1)[-1]) for s in dev_copy.preview_steps())
+    assert changed == [("update", "edpm-compute-0-nova")]
+    result = up(dev_copy.name, cwd=dev_copy.project)
+    ran = sorted(name for op, _, name in result["steps"] if op == "update")
+    assert ran == ["edpm-compute-0-nova"], result
+    assert nova_conf("edpm-compute-0", "libvirt.cpu_mode") == "'custom'"
+    assert nova_conf("edpm-compute-0", "libvirt.cpu_models") == "['Nehalem']"
+    assert nova_conf("edpm-compute-1", "libvirt.cpu_mode") == "'host-model'"
+    assert dev_copy.cli("preview", "--expect-no-changes", check=False).returncode == 0
+
+
+def test_a_deployed_nodes_cell_cannot_change(dev_copy: Stack) -> None:
+    before = dev_copy.resources()
+    dev_copy.cli("config", "set", "--path", "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-1.cell", "cell1")
+    preview = dev_copy.cli("preview", check=False)
+    output = preview.stdout + preview.stderr
+    assert preview.returncode != 0
+    assert "edpm-compute-1: cell is 'cell2' on the node and cannot become 'cell1'" in output
+    assert "remove the node from the stack config" in output
+    assert "Traceback" not in output
+    assert dev_copy.resources() == before
+
+
+def test_removing_a_node_stops_its_services(dev_copy: Stack) -> None:
+    config = yaml.safe_load(dev_copy.file.read_text())
+    nodes = config["config"]["openstack-nova:dataplane"]["nodeSets"]["edpm-compute"]["nodes"]
+    del nodes["edpm-compute-1"]
+    dev_copy.file.write_text(yaml.safe_dump(config))
+    result = up(dev_copy.name, cwd=dev_copy.project)
+    deleted = sorted(name for op, _, name in result["steps"] if op == "delete")
+    # cell2 is left without computes, so its host discovery goes too
+    assert deleted == ["edpm-compute-1-marker", "edpm-compute-1-neutron-metadata", "edpm-compute-1-nova",
+                       "nova-cell2-host-discover"]
+    assert node("edpm-compute-1", "test -e /etc/nova/nova.conf.d").returncode != 0
+    assert node("edpm-compute-0", "test -e /etc/nova/nova.conf.d/01-nova.conf").returncode == 0
+
+
+@pytest.fixture()
+def live_migration_stack(dev_stack: str) -> Iterator[str]:
+    """The CI example stack on the same nodes; afterwards dev is refreshed (drift found) and applied again."""
+    pulumi("stack", "select", "--create", "ci-live-migration")
+    # The nodes may hold another stack's files since this stack's last run: refresh finds that.
+    up("ci-live-migration", refresh=True)
+    yield "ci-live-migration"
+    up(dev_stack, refresh=True)
+
+
+def test_ci_live_migration_snippet_is_loaded_on_both_nodes(live_migration_stack: str) -> None:
+    validator = [
+        f"{ENV['OPENSTACK_NOVA_ENV']}/kolla/python", "-m", "oslo_config.validator", "--namespace", "nova.conf",
+    ]
+    for name in NODES:
+        assert "25-nova-extra.conf" in node(name, "ls /etc/nova/nova.conf.d").stdout.split()
+        assert nova_conf(name, "libvirt.cpu_mode") == "'custom'"
+        assert nova_conf(name, "libvirt.cpu_models") == "['Nehalem']"
+        check = node(name, " ".join([*validator, "--input-file", "/etc/nova/nova.conf.d/25-nova-extra.conf"]))
+        assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_refresh_finds_drift_and_up_repairs_it(dev_stack: str) -> None:
+    # Someone edits a file on a node by hand.
+    node("edpm-compute-0", "echo '# edited by hand' >> /var/lib/openstack/nova/02-nova-host-specific.conf")
+    pulumi("refresh", "--yes", "--skip-preview", "-s", dev_stack)
+    assert pulumi("stack", "output", "--json", "-s", dev_stack).returncode == 0
+    changes = up(dev_stack)
+    repaired = sorted(name for op, _, name in changes["steps"] if op == "update")
+    assert repaired == ["edpm-compute-0-nova"]
+    host_file = node("edpm-compute-0", "cat /var/lib/openstack/nova/02-nova-host-specific.conf").stdout
+    assert "edited by hand" not in host_file
+    in_sync = json.loads(pulumi("stack", "output", "inSync", "--json", "-s", dev_stack).stdout)
+    assert all(all(v.values()) for v in in_sync["edpm-compute"].values())
+
+
