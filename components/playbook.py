@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,18 @@ def _write_private(path: Path, content: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(content)
+
+
+def _keep_log(node: str, playbook: str, check: bool, output: str) -> None:
+    """Appends the run's whole Ansible output to a private per-node log, when asked to."""
+    log_dir = os.environ.get("OPENSTACK_NOVA_ANSIBLE_LOG_DIR")
+    if not log_dir:
+        return
+    os.makedirs(log_dir, mode=0o700, exist_ok=True)
+    path = Path(log_dir) / f"{node}-{Path(playbook).stem}.log"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a") as handle:
+        handle.write(f"== {time.strftime('%Y-%m-%dT%H:%M:%S')} {playbook}{' (check)' if check else ''}\n{output}\n")
 
 
 def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check: bool = False) -> dict[str, Any]:
@@ -104,6 +117,7 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     output = proc.stdout + proc.stderr
+    _keep_log(host["name"], props[playbook_key], check, output)
     if proc.returncode != 0:
         tail = "\n".join(output.strip().splitlines()[-25:])
         raise PlaybookError(f"ansible-playbook {props[playbook_key]} failed on {host['name']} "
