@@ -1,0 +1,63 @@
+"""The local environment's own behaviour: plugins never downloaded, one clear
+line for each broken set-up, recovery after a killed process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+from tests.integration.local_env import ENV, ROOT, node, pulumi
+
+DEVENV = ROOT / "devenv"
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, env=env, capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_plugins_come_from_the_local_cache(dev_stack: str) -> None:
+    assert ENV["PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION"] == "true"
+    listing = pulumi("plugin", "ls").stdout
+    assert any(line.split()[:2] == ["kubernetes", "resource"] and "4.25.0" in line for line in listing.splitlines())
+
+
+def test_not_root_gets_one_line() -> None:
+    proc = _run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(DEVENV / "start.sh")],
+                dict(os.environ))
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines() == ["start.sh: must run as root: network namespaces and mounts need it"]
+
+
+def test_go_missing_gets_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "OPENSTACK_NOVA_CACHE": str(tmp_path)}
+    proc = _run([str(DEVENV / "toolchain.sh"), "etcd"], env)
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("toolchain: Go is missing"), proc.stderr
+
+
+def test_port_in_use_gets_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "OPENSTACK_NOVA_ENV": str(tmp_path / "env"), "KUBE_APISERVER_PORT": str(port),
+               "TOOLCHAIN_BIN": ENV["PATH"].split(":")[0]}
+        proc = _run([str(DEVENV / "apiserver.sh"), "start"], env)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines() == [
+        f"apiserver.sh: port {port} is in use (KUBE_APISERVER_PORT); free it or unset the variable"]
+
+
+def test_killed_processes_are_recovered_by_the_next_start(dev_stack: str) -> None:
+    pid_file = Path(ENV["OPENSTACK_NOVA_ENV"], "nodes", "edpm-compute-1", "sshd.pid")
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    proc = _run([str(DEVENV / "start.sh")], {**os.environ, **ENV})
+    assert proc.returncode == 0, proc.stderr
+    assert "recovered" in proc.stdout + proc.stderr
+    # the node is back, with the files the stack deployed
+    assert node("edpm-compute-1", "test -s /var/lib/openstack/nova/01-nova.conf").returncode == 0
+    assert pulumi("preview", "--expect-no-changes", "-s", dev_stack, check=False).returncode == 0
