@@ -52,7 +52,7 @@ unit: venv
 lint: venv
 	@.venv/bin/ruff check .
 	@.venv/bin/mypy
-	@cd ansible && ../.venv/bin/ansible-lint -q --profile production
+	@cd ansible && PATH="$(ROOT)/.venv/bin:$$PATH" ansible-lint -q --profile production
 
 preview: environment
 	@eval "$$(devenv/env.sh)"; pulumi -s $(STACK) preview --diff

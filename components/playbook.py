@@ -9,7 +9,6 @@ through argv, the environment or a world-readable file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -26,19 +25,13 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 from pulumi.runtime import rpc
 
+from components.render import config_hash
+
 ROOT = Path(__file__).resolve().parent.parent
 ANSIBLE_DIR = ROOT / "ansible"
 # The inputs whose change means the node must be configured again.
 RUN_INPUTS = ("playbook", "host", "host_vars", "ssh_private_key", "known_hosts", "files", "public_files", "vars")
 _RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
-
-
-def files_hash(files: Mapping[str, str]) -> str:
-    """The hash a node reports for what it deployed: names and contents, sorted."""
-    digest = hashlib.sha256()
-    for name in sorted(files):
-        digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
-    return digest.hexdigest()
 
 
 class PlaybookError(Exception):
@@ -128,7 +121,7 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
     return {
         "last_run": f"{props[playbook_key]} on {host['name']}: ok={ok} changed={changed}",
         "changed": changed,
-        "deployed_hash": files_hash(all_files),
+        "deployed_hash": config_hash(all_files),
         "in_sync": True,
     }
 

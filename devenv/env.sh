@@ -17,7 +17,6 @@ export PULUMI_BACKEND_URL='file://$ENV_DIR/state'
 export PULUMI_CONFIG_PASSPHRASE_FILE='$ENV_DIR/passphrase'
 export PULUMI_SKIP_UPDATE_CHECK=true
 export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
-export PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK=false
 export OPENSTACK_NOVA_ANSIBLE_LOG_DIR='$ENV_DIR/logs/ansible'
 export PULUMI_PYTHON_CMD='$root/.venv/bin/python'
 export OPENSTACK_NOVA_OPT_CATALOG='$root/.venv/nova-options.json'

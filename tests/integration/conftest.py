@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.integration.local_env import ROOT, pulumi
+from tests.integration.local_env import pulumi
+from tests.integration.stacks import Stack, copy_project
 
 
 @pytest.fixture(scope="session")
@@ -21,9 +20,9 @@ def dev_stack() -> Iterator[str]:
 
 
 @pytest.fixture()
-def project_copy(tmp_path: Path) -> Path:
-    """A copy of the project (sharing the venv) for stacks a test may change."""
-    dest = tmp_path / "project"
-    shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", ".*_cache"))
-    (dest / ".venv").symlink_to(os.readlink(ROOT / ".venv") if (ROOT / ".venv").is_symlink() else ROOT / ".venv")
-    return dest
+def dev_copy(tmp_path: Path, dev_stack: str) -> Iterator[Stack]:
+    """The dev stack driven from a copy of the project whose stack config the test edits;
+    afterwards the checkout's config is applied again."""
+    stack = Stack(copy_project(tmp_path / "project", keep_stacks=(dev_stack,)), dev_stack)
+    yield stack
+    pulumi("up", "--yes", "--skip-preview", "-s", dev_stack)

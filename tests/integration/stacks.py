@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +75,16 @@ def name_of(step: dict[str, Any]) -> str:
 
 def type_of(step: dict[str, Any]) -> str:
     return str(step["urn"]).split("::")[-2].rsplit("$", 1)[-1]
+
+
+def throwaway_stack(parent: Path, name: str, config: Callable[[str], dict[str, Any]]) -> Iterator[Stack]:
+    """A stack of its own, in a namespace of its own (a deleted namespace never goes away
+    without controllers), brought up with `config(namespace)` and destroyed afterwards."""
+    stack = Stack(copy_project(parent / "project"), name)
+    stack.namespace = f"{name}-{secrets.token_hex(3)}"
+    stack.write(config(stack.namespace))
+    stack.init()
+    stack.cli("up", "--yes", "--skip-preview")
+    yield stack
+    stack.write(config(stack.namespace))
+    stack.destroy()

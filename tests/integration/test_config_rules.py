@@ -4,27 +4,19 @@ changes nothing."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.integration.stacks import Stack, copy_project
+from tests.integration.stacks import Stack, throwaway_stack
 
 CELLS: dict[str, Any] = {"cell0": {}, "cell1": {}}
 
 
 @pytest.fixture(scope="module")
 def rules_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    stack = Stack(copy_project(tmp_path_factory.mktemp("rules") / "project"), "itest-rules")
-    stack.namespace = f"itest-rules-{secrets.token_hex(3)}"
-    stack.write(good_config(stack.namespace))
-    stack.init()
-    stack.cli("up", "--yes", "--skip-preview")
-    yield stack
-    stack.write(good_config(stack.namespace))
-    stack.destroy()
+    yield from throwaway_stack(tmp_path_factory.mktemp("rules"), "itest-rules", good_config)
 
 
 def good_config(namespace: str) -> dict[str, Any]:

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import base64
 import configparser
-import secrets
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.integration.local_env import kubectl_json
-from tests.integration.stacks import Stack, copy_project, name_of, type_of
+from tests.integration.stacks import Stack, name_of, throwaway_stack, type_of
 
 NS = "openstack"
 
@@ -58,15 +57,8 @@ def test_override_file_only_where_custom_config_is_set(dev_stack: str) -> None:
 
 @pytest.fixture(scope="module")
 def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """A control plane of its own, in a namespace of its own, without data plane."""
-    # A fresh namespace each run: without controllers a deleted namespace never goes away.
-    stack = Stack(copy_project(tmp_path_factory.mktemp("cp") / "project"), "itest-cp")
-    stack.namespace = f"itest-cp-{secrets.token_hex(3)}"
-    stack.write(base_config(stack.namespace))
-    stack.init()
-    stack.cli("up", "--yes", "--skip-preview")
-    yield stack
-    stack.destroy()
+    """A control plane of its own, without data plane."""
+    yield from throwaway_stack(tmp_path_factory.mktemp("cp"), "itest-cp", base_config)
 
 
 def base_config(namespace: str, **nova: Any) -> dict[str, Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +12,7 @@ import yaml
 
 from components.playbook import run_playbook
 from tests.integration.local_env import ENV, ROOT, node, pulumi, run, up
-from tests.integration.stacks import Stack, copy_project
+from tests.integration.stacks import Stack
 
 NODES = ("edpm-compute-0", "edpm-compute-1")
 NODE0_PATH = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0"
@@ -69,15 +68,6 @@ def test_direct_ansible_rerun_changes_nothing(dev_stack: str, monkeypatch: pytes
         monkeypatch.setenv(key, value)
     for resource in ("edpm-compute-0-nova", "edpm-compute-0-neutron-metadata"):
         assert run_playbook(_state_props(dev_stack, resource))["changed"] == 0, resource
-
-
-@pytest.fixture()
-def dev_copy(tmp_path: Path, dev_stack: str) -> Iterator[Stack]:
-    """The dev stack driven from a copy of the project whose stack config the test edits;
-    afterwards the checkout's config is applied again."""
-    stack = Stack(copy_project(tmp_path / "project", keep_stacks=(dev_stack,)), dev_stack)
-    yield stack
-    up(dev_stack)
 
 
 def test_one_nodes_custom_config_reaches_that_node_only(dev_copy: Stack) -> None:

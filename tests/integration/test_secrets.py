@@ -11,10 +11,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.integration.local_env import ENV, ROOT, pulumi
-from tests.integration.stacks import Stack, copy_project
+from tests.integration.stacks import Stack
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 NODE0 = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0.customServiceConfig.nova"
@@ -86,13 +84,6 @@ def _readable_files(roots: list[Path]) -> Iterator[Path]:
                     continue
                 if stat.S_ISREG(info.st_mode) and info.st_mode & 0o044 and info.st_size < 64 * 1024 * 1024:
                     yield path
-
-
-@pytest.fixture()
-def dev_copy(tmp_path: Path, dev_stack: str) -> Iterator[Stack]:
-    stack = Stack(copy_project(tmp_path / "project", keep_stacks=(dev_stack,)), dev_stack)
-    yield stack
-    pulumi("up", "--yes", "--skip-preview", "-s", dev_stack)
 
 
 def test_no_secret_in_plain_text_after_an_up_and_an_update(dev_copy: Stack) -> None:

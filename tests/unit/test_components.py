@@ -126,3 +126,35 @@ def test_pod_templates_carry_config_and_cells_hashes(mocks: RecordingMocks) -> p
         assert by_name["nova-api"]["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
 
     return build(mocks, settings()).apply(check)
+
+
+@pulumi.runtime.test
+def test_extra_mounts_follow_their_propagation(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    raw = {"kubernetes": {"skipAwait": True},
+           "nova": {"cellTemplates": {"cell0": {}, "cell1": {}}},
+           "extraMounts": [
+               {"name": "api-only", "propagation": ["NovaAPI"],
+                "volumes": [{"name": "policy", "configMap": {"name": "nova-policy"}}],
+                "mounts": [{"name": "policy", "mountPath": "/etc/nova/policy.d", "readOnly": True}]},
+               {"name": "cell1-only", "propagation": ["cell1"],
+                "volumes": [{"name": "cell1-extra", "emptyDir": {}}],
+                "mounts": [{"name": "cell1-extra", "mountPath": "/var/lib/cell1"}]},
+               {"name": "computes", "propagation": ["Compute"],
+                "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf"}}],
+                "mounts": [{"name": "ceph", "mountPath": "/etc/ceph"}]},
+           ]}
+    s = load(raw, catalog=None)
+
+    def volumes_of(deployment: dict[str, Any]) -> set[str]:
+        return {v["name"] for v in deployment["spec"]["template"]["spec"]["volumes"]} - {"config-data"}
+
+    def check(_: Any) -> None:
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(DEPLOYMENT).values()}
+        assert volumes_of(by_name["nova-api"]) == {"policy"}
+        assert volumes_of(by_name["nova-scheduler"]) == set()
+        assert volumes_of(by_name["nova-cell1-conductor"]) == {"cell1-extra"}
+        assert volumes_of(by_name["nova-cell0-conductor"]) == set()
+        mounts = by_name["nova-api"]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+        assert {"name": "policy", "mountPath": "/etc/nova/policy.d", "readOnly": True} in mounts
+
+    return build(mocks, s).apply(check)

@@ -80,18 +80,6 @@ def rendered(settings: Settings, creds: Credentials) -> dict[str, str]:
     return {name: files["01-nova.conf"] for name, files in confs.items()}
 
 
-@pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> OptionCatalog:
-    out = tmp_path_factory.mktemp("catalog") / "nova-opts.json"
-    subprocess.run(
-        [sys.executable, "-m", "components.settings.catalog", str(out)],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    return OptionCatalog.from_file(out)
-
-
 def test_oslo_config_validator_accepts_rendered_files(rendered: dict[str, str], tmp_path: Path) -> None:
     validator = shutil.which("oslo-config-validator", path=str(BIN))
     assert validator, "oslo-config-validator is installed with oslo.config"
@@ -110,9 +98,9 @@ def test_oslo_config_validator_accepts_rendered_files(rendered: dict[str, str], 
         assert errors <= KNOWN_VALIDATOR_GAPS, f"{name}: {errors}"
 
 
-def test_catalog_accepts_rendered_files(rendered: dict[str, str], catalog: OptionCatalog) -> None:
+def test_catalog_accepts_rendered_files(rendered: dict[str, str], nova_catalog: OptionCatalog) -> None:
     for name, text in rendered.items():
-        assert check(text, catalog) == [], name
+        assert check(text, nova_catalog) == [], name
 
 
 def test_oslo_config_loads_compute_files_as_nova_compute(

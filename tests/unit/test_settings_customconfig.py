@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -130,20 +128,6 @@ def test_catalog_from_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     load(raw)  # no catalog: syntax only
     monkeypatch.delenv(ENV_VAR)
     load(raw)
-
-
-@pytest.fixture(scope="module")
-def nova_catalog(tmp_path_factory: pytest.TempPathFactory) -> OptionCatalog:
-    """The real catalog, generated from the installed nova (a few seconds)."""
-    pytest.importorskip("nova")
-    out = tmp_path_factory.mktemp("catalog") / "nova-opts.json"
-    subprocess.run(
-        [sys.executable, "-m", "components.settings.catalog", str(out)],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    return OptionCatalog.from_file(out)
 
 
 @pytest.mark.nova
