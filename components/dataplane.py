@@ -122,7 +122,8 @@ class EdpmNodeSet(pulumi.ComponentResource):
 
     def _run(self, node: Node, service: str, playbook: str, after: PlaybookRun | None, *,
              files: pulumi.Input[Mapping[str, str]] | None = None,
-             public_files: Mapping[str, str] | None = None, stop_playbook: str | None = None) -> PlaybookRun:
+             public_files: Mapping[str, str] | None = None, stop_playbook: str | None = None,
+             variables: Mapping[str, str] | None = None) -> PlaybookRun:
         template = self._node_set.node_template
         return PlaybookRun(
             f"{node.name}-{service}",
@@ -134,6 +135,7 @@ class EdpmNodeSet(pulumi.ComponentResource):
             known_hosts=self._known_hosts,
             files=files,
             public_files=public_files,
+            variables=variables,
             pinned={"cell": node.cell},
             pinned_reason=CELL_IS_PINNED,
             stop_playbook=stop_playbook,
@@ -152,7 +154,8 @@ class EdpmNodeSet(pulumi.ComponentResource):
         if service == "neutron-metadata":
             return self._neutron_metadata(node, after)
         custom = self._custom[service]
-        return self._run(node, service, custom.playbook, after, public_files=dict(custom.files))
+        return self._run(node, service, custom.playbook, after, public_files=dict(custom.files),
+                         variables={"edpm_service_name": service})
 
     def _nova(self, node: Node, after: PlaybookRun) -> PlaybookRun:
         cp = self._control_plane

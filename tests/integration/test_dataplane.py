@@ -113,6 +113,20 @@ def test_removing_a_node_stops_its_services(dev_copy: Stack) -> None:
     assert node("edpm-compute-0", "test -e /etc/nova/nova.conf.d/01-nova.conf").returncode == 0
 
 
+def test_a_custom_service_runs_after_the_node_sets_services(dev_copy: Stack) -> None:
+    config = yaml.safe_load(dev_copy.file.read_text())
+    dataplane = config["config"]["openstack-nova:dataplane"]
+    motd = {"playbook": "custom-files.yml", "files": {"motd": "managed by openstack-nova\n"}}
+    dataplane["customServices"] = {"motd": motd}
+    dataplane["nodeSets"]["edpm-compute"]["services"] = ["neutron-metadata", "nova", "motd"]
+    dev_copy.file.write_text(yaml.safe_dump(config))
+    result = up(dev_copy.name, cwd=dev_copy.project)
+    created = sorted(name for op, _, name in result["steps"] if op == "create")
+    assert created == ["edpm-compute-0-motd", "edpm-compute-1-motd"], result
+    for name in NODES:
+        assert node(name, "cat /var/lib/openstack/custom/motd/motd").stdout == "managed by openstack-nova\n"
+
+
 @pytest.fixture()
 def live_migration_stack(dev_stack: str) -> Iterator[str]:
     """The CI example stack on the same nodes; afterwards dev is refreshed (drift found) and applied again."""
