@@ -90,6 +90,9 @@ def _required_packages(info: language_pb2.ProgramInfo) -> list[plugin_pb2.Packag
 
 
 class LanguageHost(language_pb2_grpc.LanguageRuntimeServicer):
+    def __init__(self, engine_address: str) -> None:
+        self._engine_address = engine_address
+
     def GetPluginInfo(self, request: empty_pb2.Empty, context: grpc.ServicerContext) -> plugin_pb2.PluginInfo:
         return plugin_pb2.PluginInfo(version=HOST_VERSION)
 
@@ -146,7 +149,7 @@ class LanguageHost(language_pb2_grpc.LanguageRuntimeServicer):
         argv = [
             python, "-u", str(EXECUTOR),
             "--monitor", request.monitor_address,
-            "--engine", ENGINE_ADDRESS,
+            "--engine", self._engine_address,
             "--project", request.project,
             "--stack", request.stack,
             "--pwd", request.pwd,
@@ -166,19 +169,15 @@ class LanguageHost(language_pb2_grpc.LanguageRuntimeServicer):
         return language_pb2.RunResponse(error=f"Program exited with non-zero exit code: {code}")
 
 
-ENGINE_ADDRESS = ""
-
-
 def main(argv: list[str]) -> int:
-    global ENGINE_ADDRESS
     # The CLI passes flags (-root=..., -tracing ...) and the engine address last.
     positional = [a for a in argv if not a.startswith("-")]
-    ENGINE_ADDRESS = positional[-1] if positional else ""
+    engine_address = positional[-1] if positional else ""
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=8),
         options=[("grpc.max_receive_message_length", 400 * 1024 * 1024)],
     )
-    language_pb2_grpc.add_LanguageRuntimeServicer_to_server(LanguageHost(), server)
+    language_pb2_grpc.add_LanguageRuntimeServicer_to_server(LanguageHost(engine_address), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     print(port, flush=True)
