@@ -8,7 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import k8s as kube
-from components.jobs import manage_job
+from components.jobs import NOVA_MANAGE, SERVICE_CONF_FILES, manage_job
 from components.render import (
     Credentials,
     NovaService,
@@ -25,15 +25,14 @@ CELL0_UUID = "00000000-0000-0000-0000-000000000000"
 
 
 def _mapping_script(cell: Cell) -> str:
-    conf = "--config-dir /etc/nova/nova.conf.d"
     if cell.is_cell0:
         # update_cell after map_cell0 keeps an existing mapping in step with the config.
-        return (f"set -e; nova-manage {conf} cell_v2 map_cell0; "
-                f"nova-manage {conf} cell_v2 update_cell --cell_uuid {CELL0_UUID}")
-    return (f"set -e; uuid=$(nova-manage {conf} cell_v2 list_cells | awk -F'|' '$2 ~ / {cell.name} /"
+        return (f"set -e; {NOVA_MANAGE} cell_v2 map_cell0; "
+                f"{NOVA_MANAGE} cell_v2 update_cell --cell_uuid {CELL0_UUID}")
+    return (f"set -e; uuid=$({NOVA_MANAGE} cell_v2 list_cells | awk -F'|' '$2 ~ / {cell.name} /"
             f" {{gsub(/ /, \"\", $3); print $3}}'); "
-            f"if [ -z \"$uuid\" ]; then nova-manage {conf} cell_v2 create_cell --name {cell.name}; "
-            f"else nova-manage {conf} cell_v2 update_cell --cell_uuid \"$uuid\"; fi")
+            f"if [ -z \"$uuid\" ]; then {NOVA_MANAGE} cell_v2 create_cell --name {cell.name}; "
+            f"else {NOVA_MANAGE} cell_v2 update_cell --cell_uuid \"$uuid\"; fi")
 
 
 class NovaCell(pulumi.ComponentResource):
@@ -54,7 +53,8 @@ class NovaCell(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("openstack-nova:cell:NovaCell", name, {}, opts)
-        self._settings, self._cell, self._credentials = settings, cell, credentials
+        self._name, self._settings, self._cell = name, settings, cell
+        self._superconductor = superconductor_config or names.conductor(cell.name)
         ns, skip = settings.namespace, settings.kubernetes.skip_await
         child = pulumi.ResourceOptions(parent=self)
 
@@ -111,22 +111,20 @@ class NovaCell(pulumi.ComponentResource):
             ))
 
         conductor_secret = names.config_data(names.conductor(cell.name))
-        conductor_files = {"01-nova.conf": "01-nova.conf", "my.cnf": "my.cnf"}
         job_labels = kube.labels("nova-manage", cell.name)
-        sync_script = "set -e; nova-manage --config-dir /etc/nova/nova.conf.d db sync --local_cell"
+        sync_script = f"set -e; {NOVA_MANAGE} db sync --local_cell"
         if cell.is_cell0:
-            sync_script = ("set -e; nova-manage --config-dir /etc/nova/nova.conf.d api_db sync; "
-                           + sync_script.removeprefix("set -e; "))
+            sync_script = f"set -e; {NOVA_MANAGE} api_db sync; {NOVA_MANAGE} db sync --local_cell"
         self.db_sync = manage_job(
             f"{name}-db-sync", job_name=names.db_sync_job(cell.name), namespace=ns,
             image=settings.images.conductor, script=sync_script,
-            config_sources=[(conductor_secret, conductor_files)], labels=job_labels, skip_await=skip,
+            config_sources=[(conductor_secret, SERVICE_CONF_FILES)], labels=job_labels, skip_await=skip,
             annotations={kube.CONFIG_HASH_ANNOTATION: self.conductor.config_hash},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.conductor.config_secret]),
         )
         # The mapping needs the API database (the superconductor's config) and,
         # for other cells, the cell's own database and bus (its conductor's config, loaded last).
-        sources = [(names.config_data(superconductor_config or names.conductor(cell.name)), conductor_files)]
+        sources = [(names.config_data(self._superconductor), SERVICE_CONF_FILES)]
         if not cell.is_cell0:
             sources.append((conductor_secret, {"01-nova.conf": "02-nova-cell.conf"}))
         self.mapping_hash = pulumi.Output.all(cell.name, self.conductor.config_hash).apply(
@@ -148,12 +146,10 @@ class NovaCell(pulumi.ComponentResource):
         settings, cell = self._settings, self._cell
         host_list = ",".join(sorted(hosts))
         return manage_job(
-            f"nova-{cell.name}-host-discover", job_name=names.host_discover_job(cell.name),
+            f"{self._name}-host-discover", job_name=names.host_discover_job(cell.name),
             namespace=settings.namespace, image=settings.images.conductor,
-            script=("set -e; nova-manage --config-dir /etc/nova/nova.conf.d"
-                    " cell_v2 discover_hosts --by-service --verbose"),
-            config_sources=[(names.config_data(names.conductor("cell0")),
-                             {"01-nova.conf": "01-nova.conf", "my.cnf": "my.cnf"})],
+            script=f"set -e; {NOVA_MANAGE} cell_v2 discover_hosts --by-service --verbose",
+            config_sources=[(names.config_data(self._superconductor), SERVICE_CONF_FILES)],
             labels=kube.labels("nova-manage", cell.name), skip_await=settings.kubernetes.skip_await,
             annotations={"nova.openstack.org/compute-hosts": host_list},
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),

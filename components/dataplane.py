@@ -7,9 +7,10 @@ change re-runs Ansible exactly on the nodes whose files change.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -25,6 +26,8 @@ from components.render import (
     nova_extra_files,
 )
 from components.settings import CustomService, Node, NodeSet, Settings
+
+T = TypeVar("T")
 
 CELL_IS_PINNED = (
     "nova cannot move a compute between cells: remove the node from the stack config and run "
@@ -95,7 +98,7 @@ class EdpmNodeSet(pulumi.ComponentResource):
                else _read(template.ssh_private_key_file))
         self._ssh_key = pulumi.Output.secret(key)
         self._known_hosts = _read(template.known_hosts_file)
-        # runs[node][service]: the node's last step first, its services in order
+        # runs[node][service]: the node's marker first, then its services in order
         self.runs: dict[str, dict[str, PlaybookRun]] = {}
         for node in node_set.nodes:
             previous = self._marker(node)
@@ -103,15 +106,17 @@ class EdpmNodeSet(pulumi.ComponentResource):
             for service in node_set.services:
                 previous = self._service(node, service, previous)
                 self.runs[node.name][service] = previous
-        self.deployed_hashes = pulumi.Output.all(**{
-            node: pulumi.Output.all(**{s: r.deployed_hash for s, r in runs.items() if s != "marker"})
-            for node, runs in self.runs.items()
-        })
-        self.in_sync = pulumi.Output.all(**{
-            node: pulumi.Output.all(**{s: r.in_sync for s, r in runs.items()})
-            for node, runs in self.runs.items()
-        })
+        self.deployed_hashes = self._per_run(lambda r: r.deployed_hash, include_marker=False)
+        self.in_sync = self._per_run(lambda r: r.in_sync, include_marker=True)
         self.register_outputs({"deployedHashes": self.deployed_hashes, "inSync": self.in_sync})
+
+    def _per_run(self, output: Callable[[PlaybookRun], pulumi.Output[T]], *,
+                 include_marker: bool) -> pulumi.Output[dict[str, dict[str, T]]]:
+        """One output of every run, as {node: {service: value}}."""
+        return pulumi.Output.all(**{
+            node: pulumi.Output.all(**{s: output(r) for s, r in runs.items() if include_marker or s != "marker"})
+            for node, runs in self.runs.items()
+        })
 
     @property
     def node_set_name(self) -> str:

@@ -10,6 +10,10 @@ import pulumi_kubernetes as k8s
 from components import k8s as kube
 
 CONF_DIR = "/etc/nova/nova.conf.d"
+# Every Job reads the files the config Secrets project into CONF_DIR.
+NOVA_MANAGE = f"nova-manage --config-dir {CONF_DIR}"
+# A service config Secret's nova.conf and database client config, as a Job mounts them.
+SERVICE_CONF_FILES = {"01-nova.conf": "01-nova.conf", "my.cnf": "my.cnf"}
 
 
 def manage_job(
@@ -37,8 +41,7 @@ def manage_job(
     ]
     return k8s.batch.v1.Job(
         resource_name,
-        metadata={"name": job_name, "namespace": namespace, "labels": dict(labels),
-                  "annotations": kube.object_annotations(skip_await)},
+        metadata=kube.object_metadata(job_name, namespace, labels, skip_await),
         spec={
             "backoff_limit": 6,
             "template": {

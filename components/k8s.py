@@ -18,11 +18,11 @@ def provider(name: str, settings: Kubernetes) -> k8s.Provider:
     # Config Secrets keep their names (as upstream's do) and change in place;
     # the pods that mount them roll through their pod template's config hash.
     if settings.mode is KubernetesMode.RENDER:
-        return k8s.Provider(name, render_yaml_to_directory=settings.render_dir, enable_secret_mutable=True)
-    return k8s.Provider(name, kubeconfig=settings.kubeconfig, context=settings.context, enable_secret_mutable=True)
+        return k8s.Provider(name, enable_secret_mutable=True, render_yaml_to_directory=settings.render_dir)
+    return k8s.Provider(name, enable_secret_mutable=True, kubeconfig=settings.kubeconfig, context=settings.context)
 
 
-def object_annotations(skip_await: bool, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def object_annotations(skip_await: bool) -> dict[str, str]:
     """Annotations every object of the stack carries.
 
     Deletion is in the background: the objects own nothing that must go first,
@@ -30,8 +30,7 @@ def object_annotations(skip_await: bool, extra: Mapping[str, str] | None = None)
     collector (the local environment). A cluster without kubelets also never
     makes a pod ready, so the stack config can tell the provider not to wait.
     """
-    result = dict(extra or {})
-    result["pulumi.com/deletionPropagationPolicy"] = "background"
+    result = {"pulumi.com/deletionPropagationPolicy": "background"}
     if skip_await:
         result["pulumi.com/skipAwait"] = "true"
     return result

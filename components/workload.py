@@ -101,8 +101,7 @@ class NovaServiceWorkload(pulumi.ComponentResource):
             pod_spec["node_selector"] = dict(spec.template.node_selector)
         self.deployment = k8s.apps.v1.Deployment(
             spec.name,
-            metadata={"name": spec.name, "namespace": spec.namespace, "labels": labels,
-                      "annotations": kube.object_annotations(spec.skip_await)},
+            metadata=kube.object_metadata(spec.name, spec.namespace, labels, spec.skip_await),
             spec={
                 "replicas": spec.template.replicas,
                 "selector": {"match_labels": labels},
@@ -114,8 +113,7 @@ class NovaServiceWorkload(pulumi.ComponentResource):
         if spec.port and spec.service_name:
             self.service = k8s.core.v1.Service(
                 f"{spec.name}-service",
-                metadata={"name": spec.service_name, "namespace": spec.namespace, "labels": labels,
-                          "annotations": kube.object_annotations(spec.skip_await)},
+                metadata=kube.object_metadata(spec.service_name, spec.namespace, labels, spec.skip_await),
                 spec={"selector": labels, "ports": [{"name": "http", "port": spec.port, "target_port": spec.port}]},
                 opts=child,
             )

@@ -12,7 +12,7 @@ import yaml
 
 from components.playbook import run_playbook
 from components.settings.catalog import NAMESPACES
-from tests.integration.local_env import ENV, ROOT, node, pulumi, run, up
+from tests.integration.local_env import ENV, ROOT, node, pulumi, revealed, run, up
 from tests.integration.stacks import Stack
 
 NODES = ("edpm-compute-0", "edpm-compute-1")
@@ -48,20 +48,10 @@ def test_node_files_have_their_modes_and_owners(dev_stack: str) -> None:
     assert stat("edpm-compute-0", "/var/lib/nova/compute_id")["compute_id"] == "400 nova"
 
 
-SECRET_SIG = "4dabf18193072939515e22adb298388d"
-
-
-def _revealed(value: Any) -> Any:
-    """`stack export --show-secrets` keeps a secret's JSON in `plaintext`."""
-    if isinstance(value, dict) and SECRET_SIG in value:
-        return json.loads(value["plaintext"])
-    return value
-
-
 def _state_props(stack: str, resource: str) -> dict[str, Any]:
     state = json.loads(pulumi("stack", "export", "--show-secrets", "-s", stack).stdout)
     found = next(r for r in state["deployment"]["resources"] if r["urn"].endswith(f"::{resource}"))
-    return {k: _revealed(v) for k, v in found["inputs"].items()}
+    return {k: revealed(v) for k, v in found["inputs"].items()}
 
 
 def test_direct_ansible_rerun_changes_nothing(dev_stack: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,10 +11,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.integration.local_env import ENV, ROOT, pulumi
+from tests.integration.local_env import ENV, ROOT, SECRET_SIG, pulumi, revealed
 from tests.integration.stacks import Stack
 
-SECRET_SIG = "4dabf18193072939515e22adb298388d"
 NODE0 = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0.customServiceConfig.nova"
 
 
@@ -28,7 +27,7 @@ def _plain_secrets(stack: str) -> set[str]:
         for key in ("value", "private_key"):
             value = outputs.get(key)
             if isinstance(value, dict) and SECRET_SIG in value:
-                found.add(json.loads(value["plaintext"]))
+                found.add(revealed(value))
     found.add(Path(ENV["OPENSTACK_NOVA_ENV"], "ssh", "id_ed25519").read_text())
     return found
 
