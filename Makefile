@@ -6,15 +6,19 @@ STACK ?= dev
 NODE ?= edpm-compute-0
 ROOT := $(CURDIR)
 
-.PHONY: up down test unit integration lint env ssh toolchain venv environment preview nova-conf bench clean-env
+.PHONY: up down test unit integration lint env ssh toolchain venv environment status preview nova-conf bench clean-env
 
 ## up: set up whatever is missing, then `pulumi up` on $(STACK)
 up: environment
 	@devenv/up.sh $(STACK)
 
-## environment: toolchain, venv, API server and test nodes
+## environment: toolchain, venv, the single-node Kubernetes and the test nodes
 environment: toolchain venv
 	@devenv/start.sh
+
+## status: each daemon of the local Kubernetes, its node and DNS, and the test nodes
+status:
+	@TOOLCHAIN_BIN="$$(devenv/toolchain.sh bindir)" devenv/cluster.sh status; devenv/nodes.sh status
 
 toolchain:
 	@devenv/toolchain.sh all >/dev/null
@@ -34,11 +38,11 @@ ssh:
 nova-conf:
 	@devenv/nova-conf.sh $(NODE) '$(OPT)'
 
-## down: stop everything `make up` started
+## down: stop everything `make up` started and undo its changes to the host (data is kept)
 down:
 	@devenv/stop.sh
 
-## clean-env: stop and forget the local environment (API objects, node files, Pulumi state)
+## clean-env: stop and forget the local environment (API objects, images, node files, Pulumi state)
 clean-env: down
 	@devenv/stop.sh --forget
 
@@ -53,6 +57,8 @@ lint: venv
 	@.venv/bin/ruff check .
 	@.venv/bin/mypy
 	@cd ansible && PATH="$(ROOT)/.venv/bin:$$PATH" ansible-lint -q --profile production
+	@command -v shellcheck >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck; } >/dev/null
+	@shellcheck -x devenv/*.sh devenv/images/*.sh .ci/run
 
 preview: environment
 	@eval "$$(devenv/env.sh)"; pulumi -s $(STACK) preview --diff

@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 from components import k8s as kube
 from components.jobs import NOVA_MANAGE, SERVICE_CONF_FILES, manage_job
 from components.render import (
+    RUNTIMES,
     Credentials,
     NovaService,
     compute_config_files,
@@ -19,18 +20,22 @@ from components.render import (
     service_config_files,
 )
 from components.settings import Cell, Settings, control_plane_tags
-from components.workload import NovaServiceWorkload, WorkloadSpec
+from components.workload import NovaServiceWorkload, WorkloadSpec, service_probe
 
 CELL0_UUID = "00000000-0000-0000-0000-000000000000"
+def _cell_uuid(cell: Cell) -> str:
+    """Shell: sets `uuid` to the cell's uuid from the API database, empty when unmapped."""
+    return (f"uuid=$({NOVA_MANAGE} cell_v2 list_cells | awk -F'|' '$2 ~ / {cell.name} /"
+            f" {{gsub(/ /, \"\", $3); print $3}}')")
 
 
 def _mapping_script(cell: Cell) -> str:
     if cell.is_cell0:
-        # update_cell after map_cell0 keeps an existing mapping in step with the config.
+        # update_cell after map_cell0 keeps an existing mapping in step with the config;
+        # cell0 has no bus, so its mapping holds none (and no bus password), as upstream's.
         return (f"set -e; {NOVA_MANAGE} cell_v2 map_cell0; "
-                f"{NOVA_MANAGE} cell_v2 update_cell --cell_uuid {CELL0_UUID}")
-    return (f"set -e; uuid=$({NOVA_MANAGE} cell_v2 list_cells | awk -F'|' '$2 ~ / {cell.name} /"
-            f" {{gsub(/ /, \"\", $3); print $3}}'); "
+                f"{NOVA_MANAGE} cell_v2 update_cell --cell_uuid {CELL0_UUID} --transport-url none:///")
+    return (f"set -e; {_cell_uuid(cell)}; "
             f"if [ -z \"$uuid\" ]; then {NOVA_MANAGE} cell_v2 create_cell --name {cell.name}; "
             f"else {NOVA_MANAGE} cell_v2 update_cell --cell_uuid \"$uuid\"; fi")
 
@@ -42,6 +47,8 @@ class NovaCell(pulumi.ComponentResource):
     """The files of `nova-<cell>-compute-config` (None for cell0, which has no computes)."""
     metadata_neutron_config: pulumi.Output[dict[str, str]] | None
     """The files of the cell's metadata Secret for the neutron agent, when the cell runs metadata."""
+    db_sync: k8s.batch.v1.Job
+    """The cell's schema migration; its conductor starts after it."""
 
     def __init__(
         self,
@@ -50,8 +57,12 @@ class NovaCell(pulumi.ComponentResource):
         cell: Cell,
         credentials: pulumi.Output[Credentials],
         superconductor_config: str | None = None,
+        after: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`after`: what the cell's schema migration (and so everything of the cell
+        that follows it) waits for; a component's own dependencies do not reach its
+        children, so they are passed down here."""
         super().__init__("openstack-nova:cell:NovaCell", name, {}, opts)
         self._name, self._settings, self._cell = name, settings, cell
         self._superconductor = superconductor_config or names.conductor(cell.name)
@@ -63,6 +74,7 @@ class NovaCell(pulumi.ComponentResource):
                         NovaService.NOVNCPROXY: cell.novncproxy}[service]
             return WorkloadSpec(
                 name=workload, component=service.value, image=image, template=template, namespace=ns,
+                probe=service_probe(service), port=RUNTIMES[service].port, api_timeout=settings.nova.api_timeout,
                 cell=cell.name, mount_tags=control_plane_tags(group, cell.name),
                 extra_mounts=settings.extra_mounts, skip_await=skip, **extra,  # type: ignore[arg-type]
             )
@@ -70,9 +82,26 @@ class NovaCell(pulumi.ComponentResource):
         def files(service: NovaService) -> pulumi.Output[dict[str, str]]:
             return pulumi.Output.secret(credentials.apply(lambda c: service_config_files(settings, service, cell, c)))
 
+        conductor_secret = names.config_data(names.conductor(cell.name))
+        job_labels = kube.labels("nova-manage", cell.name)
+
+        def db_sync(conductor: NovaServiceWorkload) -> list[pulumi.Resource]:
+            sync_script = f"set -e; {NOVA_MANAGE} db sync --local_cell"
+            if cell.is_cell0:
+                sync_script = f"set -e; {NOVA_MANAGE} api_db sync; {NOVA_MANAGE} db sync --local_cell"
+            self.db_sync = manage_job(
+                f"{name}-db-sync", job_name=names.db_sync_job(cell.name), namespace=ns,
+                image=settings.images.conductor, script=sync_script,
+                config_sources=[(conductor_secret, SERVICE_CONF_FILES)], labels=job_labels, skip_await=skip,
+                annotations={kube.CONFIG_HASH_ANNOTATION: conductor.config_hash},
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[conductor.config_secret, *after]),
+            )
+            return [self.db_sync]
+
+        # The conductor starts once its cell's database schema is in place.
         self.conductor = NovaServiceWorkload(
             spec(NovaService.CONDUCTOR, names.conductor(cell.name), settings.images.conductor, "NovaConductor"),
-            files(NovaService.CONDUCTOR), opts=child,
+            files(NovaService.CONDUCTOR), opts=child, before_start=db_sync,
         )
         self.metadata_neutron_config = None
         self.metadata: NovaServiceWorkload | None = None
@@ -81,22 +110,21 @@ class NovaCell(pulumi.ComponentResource):
         if cell.metadata.enabled:
             self.metadata = NovaServiceWorkload(
                 spec(NovaService.METADATA, names.metadata(cell.name), settings.images.metadata, "NovaMetadata",
-                     port=names.METADATA_PORT, service_name=names.metadata_service(cell.name)),
+                     service_names=(names.metadata_service(cell.name),)),
                 files(NovaService.METADATA), opts=child,
             )
             self.metadata_neutron_config = pulumi.Output.secret(
                 credentials.apply(lambda c: metadata_neutron_config(settings, cell, c.metadata_shared_secret)))
             self.secrets.append(k8s.core.v1.Secret(
                 f"{name}-metadata-neutron-config",
-                metadata=kube.object_metadata(names.metadata_neutron_secret_name(cell.name), ns,
+                metadata=kube.object_meta(names.metadata_neutron_secret_name(cell.name), ns,
                                               kube.labels("nova-metadata", cell.name), skip),
                 string_data=self.metadata_neutron_config, opts=child,
             ))
         if cell.novncproxy.enabled:
             self.novncproxy = NovaServiceWorkload(
                 spec(NovaService.NOVNCPROXY, names.novncproxy(cell.name), settings.images.novncproxy,
-                     "NovaNoVNCProxy", port=names.NOVNCPROXY_PORT,
-                     service_name=names.novncproxy_service(cell.name)),
+                     "NovaNoVNCProxy", service_names=(names.novncproxy_service(cell.name),)),
                 files(NovaService.NOVNCPROXY), opts=child,
             )
         self.compute_config = None
@@ -105,23 +133,11 @@ class NovaCell(pulumi.ComponentResource):
                 credentials.apply(lambda c: compute_config_files(settings, cell, c)))
             self.secrets.append(k8s.core.v1.Secret(
                 f"{name}-compute-config",
-                metadata=kube.object_metadata(names.compute_config(cell.name), ns,
+                metadata=kube.object_meta(names.compute_config(cell.name), ns,
                                               kube.labels("nova-compute", cell.name), skip),
                 string_data=self.compute_config, opts=child,
             ))
 
-        conductor_secret = names.config_data(names.conductor(cell.name))
-        job_labels = kube.labels("nova-manage", cell.name)
-        sync_script = f"set -e; {NOVA_MANAGE} db sync --local_cell"
-        if cell.is_cell0:
-            sync_script = f"set -e; {NOVA_MANAGE} api_db sync; {NOVA_MANAGE} db sync --local_cell"
-        self.db_sync = manage_job(
-            f"{name}-db-sync", job_name=names.db_sync_job(cell.name), namespace=ns,
-            image=settings.images.conductor, script=sync_script,
-            config_sources=[(conductor_secret, SERVICE_CONF_FILES)], labels=job_labels, skip_await=skip,
-            annotations={kube.CONFIG_HASH_ANNOTATION: self.conductor.config_hash},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.conductor.config_secret]),
-        )
         # The mapping needs the API database (the superconductor's config) and,
         # for other cells, the cell's own database and bus (its conductor's config, loaded last).
         sources = [(names.config_data(self._superconductor), SERVICE_CONF_FILES)]

@@ -8,9 +8,17 @@ import pulumi_kubernetes as k8s
 from components import k8s as kube
 from components.cell import NovaCell
 from components.credentials import NovaCredentials
-from components.render import NovaService, config_hash, metadata_neutron_config, names, service_config_files
+from components.keystone import NovaKeystoneService
+from components.render import (
+    RUNTIMES,
+    NovaService,
+    config_hash,
+    metadata_neutron_config,
+    names,
+    service_config_files,
+)
 from components.settings import Settings, control_plane_tags
-from components.workload import NovaServiceWorkload, WorkloadSpec
+from components.workload import NovaServiceWorkload, WorkloadSpec, service_probe
 
 
 class NovaControlPlane(pulumi.ComponentResource):
@@ -34,11 +42,10 @@ class NovaControlPlane(pulumi.ComponentResource):
         self.cells = {}
         superconductor = names.conductor("cell0")
         for cell in nova.cells:
-            depends = [self.cells["cell0"].cell_mapping] if (not cell.is_cell0 and cell.has_api_access) else []
+            after = [self.cells["cell0"].cell_mapping] if (not cell.is_cell0 and cell.has_api_access) else []
             self.cells[cell.name] = NovaCell(
                 f"{name}-{cell.name}", settings, cell, self.credentials.for_cell(cell.name),
-                superconductor_config=superconductor,
-                opts=pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=depends)),
+                superconductor_config=superconductor, after=after, opts=in_namespace,
             )
         mappings = [c.cell_mapping for c in self.cells.values()]
         self.registered_cells_hash = pulumi.Output.all(
@@ -52,16 +59,17 @@ class NovaControlPlane(pulumi.ComponentResource):
                         NovaService.METADATA: nova.metadata}[service]
             spec = WorkloadSpec(
                 name=workload_name, component=service.value, image=image, template=template, namespace=ns,
+                probe=service_probe(service), port=RUNTIMES[service].port, api_timeout=nova.api_timeout,
                 mount_tags=control_plane_tags(group), extra_mounts=settings.extra_mounts, skip_await=skip,
                 pod_annotations={kube.CELLS_HASH_ANNOTATION: self.registered_cells_hash},
                 **extra,  # type: ignore[arg-type]
             )
             files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
                 creds.apply(lambda c: service_config_files(settings, service, None, c)))
-            return NovaServiceWorkload(spec, files, opts=top)
+            return NovaServiceWorkload(spec, files, opts=top, after=mappings)
 
         self.api = workload(NovaService.API, names.API, settings.images.api, "NovaAPI",
-                            port=names.API_PORT, service_name=names.API_INTERNAL_SERVICE)
+                            service_names=(names.API_INTERNAL_SERVICE, names.API_PUBLIC_SERVICE))
         self.scheduler = workload(
             NovaService.SCHEDULER, names.SCHEDULER, settings.images.scheduler, "NovaScheduler")
         self.metadata_neutron_config: pulumi.Output[dict[str, str]] | None = None
@@ -70,15 +78,18 @@ class NovaControlPlane(pulumi.ComponentResource):
         if nova.metadata.enabled:
             self.metadata = workload(
                 NovaService.METADATA, names.metadata(None), settings.images.metadata, "NovaMetadata",
-                port=names.METADATA_PORT, service_name=names.metadata_service(None))
+                service_names=(names.metadata_service(None),))
             self.metadata_neutron_config = pulumi.Output.secret(self.credentials.metadata_shared_secret.apply(
                 lambda shared: metadata_neutron_config(settings, None, shared)))
             self.metadata_neutron_secret = k8s.core.v1.Secret(
                 f"{name}-metadata-neutron-config",
-                metadata=kube.object_metadata(names.metadata_neutron_secret_name(None), ns,
+                metadata=kube.object_meta(names.metadata_neutron_secret_name(None), ns,
                                               kube.labels("nova-metadata"), skip),
                 string_data=self.metadata_neutron_config, opts=in_namespace,
             )
+        # nova's own entry in Keystone's catalog, as the nova service user registers it
+        self.keystone = NovaKeystoneService(
+            f"{name}-keystone", settings, self.credentials.keystone_password, opts=in_namespace)
         self.register_outputs({"registeredCellsHash": self.registered_cells_hash})
 
     def all_resources(self) -> list[pulumi.Resource]:
@@ -90,7 +101,8 @@ class NovaControlPlane(pulumi.ComponentResource):
             found += [cell.db_sync, cell.cell_mapping, *cell.secrets]
         for w in workloads:
             if w is not None:
-                found += [w.config_secret, w.deployment, *([w.service] if w.service else [])]
+                found += [w.config_secret, w.statefulset, *w.services]
+        found += [self.keystone.config_secret, self.keystone.job]
         if self.metadata_neutron_secret is not None:
             found.append(self.metadata_neutron_secret)
         return found

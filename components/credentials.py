@@ -11,7 +11,7 @@ import pulumi
 
 from components.generated import secret_or_generated
 from components.render import Credentials, transport_url
-from components.settings import MessageBus, SecretStr, Settings
+from components.settings import CELL0, MessageBus, SecretStr, Settings
 
 
 def _given(secret: SecretStr | None) -> str | None:
@@ -32,7 +32,7 @@ class NovaCredentials(pulumi.ComponentResource):
         def bus_url(bus: MessageBus, purpose: str) -> pulumi.Output[str]:
             return secret(bus.password, purpose).apply(lambda pw: transport_url(bus, pw, settings.namespace))
 
-        self._keystone = secret(nova.keystone.password, "keystone-password")
+        self.keystone_password = secret(nova.keystone.password, "keystone-password")
         self._api_db = secret(nova.api_database.password, "api-db-password")
         self._cell_db = {c.name: secret(c.database.password, f"{c.name}-db-password") for c in nova.cells}
         self._api_bus = bus_url(nova.messaging_bus, "api-bus-password")
@@ -46,10 +46,14 @@ class NovaCredentials(pulumi.ComponentResource):
         self.register_outputs({})
 
     def for_cell(self, cell: str | None) -> pulumi.Output[Credentials]:
-        """What the services of `cell` (None: the top level) need, as one secret Output."""
-        cells = [cell] if cell is not None else []
+        """What the services of `cell` (None: the top level) need, as one secret Output.
+
+        The top level gets cell0's database: nova-api and nova-scheduler keep their
+        service records there, as upstream's top-level services do.
+        """
+        cells = [cell if cell is not None else CELL0]
         return pulumi.Output.secret(pulumi.Output.all(
-            keystone=self._keystone, api_db=self._api_db, api_bus=self._api_bus,
+            keystone=self.keystone_password, api_db=self._api_db, api_bus=self._api_bus,
             shared=self.metadata_shared_secret, notifications=self._notifications,
             cell_db=pulumi.Output.all(**{c: self._cell_db[c] for c in cells}),
             cell_bus=pulumi.Output.all(**{c: self._cell_bus[c] for c in cells if c in self._cell_bus}),

@@ -65,7 +65,7 @@ class NovaMigrationSSHKey(pulumi.ComponentResource):
             self.private_key, self.public_key = generated.private_key, generated.public_key
         self.secret = k8s.core.v1.Secret(
             name,
-            metadata=kube.object_metadata(names.MIGRATION_SSH_KEY_SECRET, settings.namespace,
+            metadata=kube.object_meta(names.MIGRATION_SSH_KEY_SECRET, settings.namespace,
                                           kube.labels("nova-compute"), settings.kubernetes.skip_await),
             string_data={"ssh-privatekey": self.private_key, "ssh-publickey": self.public_key},
             opts=pulumi.ResourceOptions(parent=self),

@@ -1,4 +1,4 @@
-"""nova-manage Jobs: db sync, cell mapping, host discovery."""
+"""Jobs: nova-manage (db sync, cell mapping, host discovery) and the Keystone registration."""
 
 from __future__ import annotations
 
@@ -10,10 +10,43 @@ import pulumi_kubernetes as k8s
 from components import k8s as kube
 
 CONF_DIR = "/etc/nova/nova.conf.d"
-# Every Job reads the files the config Secrets project into CONF_DIR.
+# Every nova-manage Job reads the files the config Secrets project into CONF_DIR.
 NOVA_MANAGE = f"nova-manage --config-dir {CONF_DIR}"
 # A service config Secret's nova.conf and database client config, as a Job mounts them.
 SERVICE_CONF_FILES = {"01-nova.conf": "01-nova.conf", "my.cnf": "my.cnf"}
+# Where a Job that runs from one config Secret finds its files.
+JOB_CONFIG_DIR = "/var/lib/openstack/config"
+# As upstream's Jobs: retried in place, six times at most.
+BACKOFF_LIMIT = 6
+
+
+def _job(
+    resource_name: str,
+    *,
+    job_name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    skip_await: bool,
+    annotations: Mapping[str, pulumi.Input[str]],
+    container: k8s.core.v1.ContainerArgs,
+    volumes: Sequence[k8s.core.v1.VolumeArgs],
+    opts: pulumi.ResourceOptions,
+) -> k8s.batch.v1.Job:
+    """A Job whose pod template carries `annotations` (input hashes): a changed
+    input replaces the Job, so it runs again."""
+    return k8s.batch.v1.Job(
+        resource_name,
+        metadata=kube.object_meta(job_name, namespace, labels, skip_await),
+        spec=k8s.batch.v1.JobSpecArgs(
+            backoff_limit=BACKOFF_LIMIT,
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(labels), annotations=dict(annotations)),
+                spec=k8s.core.v1.PodSpecArgs(restart_policy="OnFailure", containers=[container],
+                                             volumes=list(volumes)),
+            ),
+        ),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=True)),
+    )
 
 
 def manage_job(
@@ -32,31 +65,50 @@ def manage_job(
     """A Job running `script` with nova.conf.d assembled from config Secrets.
 
     `config_sources` is (secret name, {key: file name}) in load order; a later
-    file wins, as oslo.config does. The pod template carries `annotations`
-    (config hashes), so a changed input replaces the Job and it runs again.
+    file wins, as oslo.config does.
     """
     projected = [
-        {"secret": {"name": secret, "items": [{"key": k, "path": p} for k, p in items.items()]}}
+        k8s.core.v1.VolumeProjectionArgs(secret=k8s.core.v1.SecretProjectionArgs(
+            name=secret, items=[k8s.core.v1.KeyToPathArgs(key=k, path=p) for k, p in items.items()]))
         for secret, items in config_sources
     ]
-    return k8s.batch.v1.Job(
-        resource_name,
-        metadata=kube.object_metadata(job_name, namespace, labels, skip_await),
-        spec={
-            "backoff_limit": 6,
-            "template": {
-                "metadata": {"labels": dict(labels), "annotations": dict(annotations)},
-                "spec": {
-                    "restart_policy": "OnFailure",
-                    "containers": [{
-                        "name": "nova-manage",
-                        "image": image,
-                        "command": ["/bin/bash", "-c", script],
-                        "volume_mounts": [{"name": "config", "mount_path": CONF_DIR, "read_only": True}],
-                    }],
-                    "volumes": [{"name": "config", "projected": {"sources": projected}}],
-                },
-            },
-        },
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=True)),
+    return _job(
+        resource_name, job_name=job_name, namespace=namespace, labels=labels, skip_await=skip_await,
+        annotations=annotations,
+        container=k8s.core.v1.ContainerArgs(
+            name="nova-manage", image=image, image_pull_policy="IfNotPresent",
+            command=["/bin/bash", "-c", script],
+            volume_mounts=[k8s.core.v1.VolumeMountArgs(name="config", mount_path=CONF_DIR, read_only=True)],
+        ),
+        volumes=[k8s.core.v1.VolumeArgs(
+            name="config", projected=k8s.core.v1.ProjectedVolumeSourceArgs(sources=projected, default_mode=0o400))],
+        opts=opts,
+    )
+
+
+def config_job(
+    resource_name: str,
+    *,
+    job_name: str,
+    namespace: str,
+    image: str,
+    command: Sequence[str],
+    config_secret: str,
+    labels: Mapping[str, str],
+    skip_await: bool,
+    annotations: Mapping[str, pulumi.Input[str]],
+    opts: pulumi.ResourceOptions,
+) -> k8s.batch.v1.Job:
+    """A Job running `command` with one Secret's files in JOB_CONFIG_DIR (readable by root only)."""
+    return _job(
+        resource_name, job_name=job_name, namespace=namespace, labels=labels, skip_await=skip_await,
+        annotations=annotations,
+        container=k8s.core.v1.ContainerArgs(
+            name=job_name, image=image, image_pull_policy="IfNotPresent", command=list(command),
+            env=[k8s.core.v1.EnvVarArgs(name="OS_CLIENT_CONFIG_FILE", value=f"{JOB_CONFIG_DIR}/clouds.yaml")],
+            volume_mounts=[k8s.core.v1.VolumeMountArgs(name="config", mount_path=JOB_CONFIG_DIR, read_only=True)],
+        ),
+        volumes=[k8s.core.v1.VolumeArgs(name="config", secret=k8s.core.v1.SecretVolumeSourceArgs(
+            secret_name=config_secret, default_mode=0o400))],
+        opts=opts,
     )

@@ -36,10 +36,12 @@ def object_annotations(skip_await: bool) -> dict[str, str]:
     return result
 
 
-def object_metadata(name: str, namespace: str, object_labels: Mapping[str, str], skip_await: bool) -> dict[str, object]:
+def object_meta(
+    name: str, namespace: str, object_labels: Mapping[str, str], skip_await: bool
+) -> k8s.meta.v1.ObjectMetaArgs:
     """Name, namespace, labels and the common annotations of one object."""
-    return {"name": name, "namespace": namespace, "labels": dict(object_labels),
-            "annotations": object_annotations(skip_await)}
+    return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace, labels=dict(object_labels),
+                                      annotations=object_annotations(skip_await))
 
 
 def labels(service: str, cell: str | None = None) -> dict[str, str]:

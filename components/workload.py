@@ -1,25 +1,43 @@
 """`NovaServiceWorkload`: one control-plane service as Kubernetes objects.
 
-Its `<name>-config-data` Secret, a Deployment whose pod template carries the
-hash of that config (so a config change rolls exactly these pods), and a
-Service when the service listens on a port.
+Its `<name>-config-data` Secret, a StatefulSet whose pod template carries the
+hash of that config (so a config change rolls exactly these pods), and the
+Services it listens behind. A StatefulSet, as upstream's: pod names are
+stable, and nova uses the pod's host name as the service's `host`, so a
+restart does not leave a service record behind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components import k8s as kube
-from components.render import config_hash, names
+from components.render import RUNTIMES, NovaService, config_hash, names
 from components.settings import ExtraMount, ServiceTemplate, propagates
 
 CONFIG_MOUNT = "/var/lib/openstack/config"
 KOLLA_CONFIG = "/var/lib/kolla/config_files/config.json"
+
+
+@dataclass(frozen=True)
+class HttpProbe:
+    """Ready and alive while GET `path` on `port` answers below 400."""
+
+    path: str
+    port: int
+    api: bool  # an API: timings follow nova.apiTimeout, as upstream's do
+
+
+@dataclass(frozen=True)
+class ProcessProbe:
+    """Alive while a process named `process` runs (and is not a zombie), as
+    upstream probes its RPC services; they have no readiness to report."""
+
+    process: str
 
 
 @dataclass(frozen=True)
@@ -29,9 +47,11 @@ class WorkloadSpec:
     image: str
     template: ServiceTemplate
     namespace: str
+    probe: HttpProbe | ProcessProbe
+    api_timeout: int = 60
     cell: str | None = None
     port: int | None = None
-    service_name: str | None = None
+    service_names: Sequence[str] = ()  # the Services in front of `port`
     mount_tags: Sequence[str] = ()
     extra_mounts: Sequence[ExtraMount] = ()
     skip_await: bool = False
@@ -40,20 +60,63 @@ class WorkloadSpec:
 
 def extra_volumes(
     mounts: Sequence[ExtraMount], tags: Sequence[str]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[k8s.core.v1.VolumeArgs], list[k8s.core.v1.VolumeMountArgs]]:
     """The volumes and mounts of `mounts` that propagate to a pod with `tags`."""
-    volumes: list[dict[str, Any]] = []
-    volume_mounts: list[dict[str, Any]] = []
+    volumes: list[k8s.core.v1.VolumeArgs] = []
+    volume_mounts: list[k8s.core.v1.VolumeMountArgs] = []
     for mount in mounts:
         if not propagates(mount.propagation, tags):
             continue
-        volumes.extend(dict(v) for v in mount.volumes)
-        for m in mount.mounts:
-            entry: dict[str, Any] = {"name": m.name, "mount_path": m.mount_path, "read_only": m.read_only}
-            if m.sub_path:
-                entry["sub_path"] = m.sub_path
-            volume_mounts.append(entry)
+        # Volumes are given as Kubernetes volume objects; the provider takes them as they are.
+        volumes.extend(dict(v) for v in mount.volumes)  # type: ignore[misc]
+        volume_mounts.extend(
+            k8s.core.v1.VolumeMountArgs(name=m.name, mount_path=m.mount_path, read_only=m.read_only,
+                                        sub_path=m.sub_path)
+            for m in mount.mounts
+        )
     return volumes, volume_mounts
+
+
+def _probe(probe: HttpProbe | ProcessProbe, period: int, timeout: int, failures: int,
+           delay: int = 0) -> k8s.core.v1.ProbeArgs:
+    timings = {"period_seconds": period, "timeout_seconds": timeout, "failure_threshold": failures,
+               "initial_delay_seconds": delay or None}
+    if isinstance(probe, HttpProbe):
+        return k8s.core.v1.ProbeArgs(
+            http_get=k8s.core.v1.HTTPGetActionArgs(path=probe.path, port=probe.port), **timings)  # type: ignore[arg-type]
+    # pgrep -r: only running, sleeping or waiting processes count, not zombies or stopped ones.
+    return k8s.core.v1.ProbeArgs(
+        exec_=k8s.core.v1.ExecActionArgs(command=["/usr/bin/pgrep", "-r", "DRST", "-f", probe.process]),
+        **timings)  # type: ignore[arg-type]
+
+
+# How long a first start may take on a busy node (importing nova alone takes seconds of CPU).
+STARTUP_FAILURES = 30
+
+
+def probes(probe: HttpProbe | ProcessProbe, api_timeout: int) -> dict[str, k8s.core.v1.ProbeArgs | None]:
+    """Startup, liveness and readiness probes with upstream's timings."""
+    startup = _probe(probe, period=10, timeout=10, failures=STARTUP_FAILURES)
+    if isinstance(probe, ProcessProbe):
+        return {"startup_probe": startup, "liveness_probe": _probe(probe, period=20, timeout=10, failures=3),
+                "readiness_probe": None}
+    if probe.api:
+        ready, alive = int(api_timeout * 0.3), int(api_timeout * 0.5)
+        return {"startup_probe": startup,
+                "liveness_probe": _probe(probe, period=alive, timeout=alive, failures=10),
+                "readiness_probe": _probe(probe, period=ready, timeout=ready, failures=3)}
+    return {"startup_probe": startup, "liveness_probe": _probe(probe, period=10, timeout=10, failures=3),
+            "readiness_probe": _probe(probe, period=5, timeout=5, failures=3)}
+
+
+def service_probe(service: NovaService) -> HttpProbe | ProcessProbe:
+    """What tells that a service is up: its API's answer, or its process."""
+    runtime = RUNTIMES[service]
+    if service is NovaService.NOVNCPROXY and runtime.port:
+        return HttpProbe("/vnc_lite.html", runtime.port, api=False)
+    if runtime.port:
+        return HttpProbe("/", runtime.port, api=True)
+    return ProcessProbe(service.value)
 
 
 class NovaServiceWorkload(pulumi.ComponentResource):
@@ -65,56 +128,74 @@ class NovaServiceWorkload(pulumi.ComponentResource):
         spec: WorkloadSpec,
         files: pulumi.Output[dict[str, str]],
         opts: pulumi.ResourceOptions | None = None,
+        before_start: Callable[[NovaServiceWorkload], Sequence[pulumi.Resource]] | None = None,
+        after: Sequence[pulumi.Resource] = (),
     ) -> None:
+        """The pods start after `after` (a component's own dependencies do not reach its
+        children) and after what `before_start(self)` makes between the config Secret
+        and the pods (the cell's db sync before its conductor, as upstream orders them)."""
         super().__init__("openstack-nova:controlplane:NovaServiceWorkload", spec.name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
         labels = kube.labels(spec.component, spec.cell)
         secret_name = names.config_data(spec.name)
         self.config_secret = k8s.core.v1.Secret(
             f"{spec.name}-config-data",
-            metadata=kube.object_metadata(secret_name, spec.namespace, labels, spec.skip_await),
+            metadata=kube.object_meta(secret_name, spec.namespace, labels, spec.skip_await),
             string_data=files,  # secret: rendered from the secret credentials
             opts=child,
         )
         self.config_hash = kube.unsecret_hash(files.apply(config_hash))
+        depends_on = [*after, *(before_start(self) if before_start else [])]
         volumes, volume_mounts = extra_volumes(spec.extra_mounts, spec.mount_tags)
         annotations = {kube.CONFIG_HASH_ANNOTATION: self.config_hash, **spec.pod_annotations}
-        container: dict[str, Any] = {
-            "name": spec.component,
-            "image": spec.image,
-            "command": ["/bin/bash"],
-            "args": ["-c", "/usr/local/bin/kolla_start"],
-            "env": [{"name": "KOLLA_CONFIG_STRATEGY", "value": "COPY_ALWAYS"}],
-            "volume_mounts": [
-                {"name": "config-data", "mount_path": CONFIG_MOUNT, "read_only": True},
-                {"name": "config-data", "mount_path": KOLLA_CONFIG, "sub_path": "config.json", "read_only": True},
+        container = k8s.core.v1.ContainerArgs(
+            name=spec.component,
+            image=spec.image,
+            image_pull_policy="IfNotPresent",
+            command=["/bin/bash"],
+            args=["-c", "/usr/local/bin/kolla_start"],
+            env=[k8s.core.v1.EnvVarArgs(name="KOLLA_CONFIG_STRATEGY", value="COPY_ALWAYS")],
+            volume_mounts=[
+                k8s.core.v1.VolumeMountArgs(name="config-data", mount_path=CONFIG_MOUNT, read_only=True),
+                k8s.core.v1.VolumeMountArgs(name="config-data", mount_path=KOLLA_CONFIG, sub_path="config.json",
+                                            read_only=True),
                 *volume_mounts,
             ],
-        }
-        if spec.port:
-            container["ports"] = [{"container_port": spec.port, "name": "http"}]
-        pod_spec: dict[str, Any] = {
-            "containers": [container],
-            "volumes": [{"name": "config-data", "secret": {"secret_name": secret_name}}, *volumes],
-        }
-        if spec.template.node_selector:
-            pod_spec["node_selector"] = dict(spec.template.node_selector)
-        self.deployment = k8s.apps.v1.Deployment(
-            spec.name,
-            metadata=kube.object_metadata(spec.name, spec.namespace, labels, spec.skip_await),
-            spec={
-                "replicas": spec.template.replicas,
-                "selector": {"match_labels": labels},
-                "template": {"metadata": {"labels": labels, "annotations": annotations}, "spec": pod_spec},
-            },
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.config_secret]),
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=spec.port, name="http")] if spec.port else None,
+            resources=k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "10m", "memory": "128Mi"}),
+            **probes(spec.probe, spec.api_timeout),  # type: ignore[arg-type]
         )
-        self.service: k8s.core.v1.Service | None = None
-        if spec.port and spec.service_name:
-            self.service = k8s.core.v1.Service(
-                f"{spec.name}-service",
-                metadata=kube.object_metadata(spec.service_name, spec.namespace, labels, spec.skip_await),
-                spec={"selector": labels, "ports": [{"name": "http", "port": spec.port, "target_port": spec.port}]},
-                opts=child,
-            )
+        pod_spec = k8s.core.v1.PodSpecArgs(
+            containers=[container],
+            # root only: kolla_set_configs (root) copies them, with each file's own owner and mode
+            volumes=[k8s.core.v1.VolumeArgs(name="config-data", secret=k8s.core.v1.SecretVolumeSourceArgs(
+                         secret_name=secret_name, default_mode=0o400)),
+                     *volumes],
+            node_selector=dict(spec.template.node_selector) if spec.template.node_selector else None,
+            termination_grace_period_seconds=30,
+        )
+        self.statefulset = k8s.apps.v1.StatefulSet(
+            spec.name,
+            metadata=kube.object_meta(spec.name, spec.namespace, labels, spec.skip_await),
+            spec=k8s.apps.v1.StatefulSetSpecArgs(
+                replicas=spec.template.replicas,
+                service_name=spec.name,
+                # pods are independent: start and replace them all at once
+                pod_management_policy="Parallel",
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                template=k8s.core.v1.PodTemplateSpecArgs(
+                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=annotations), spec=pod_spec),
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.config_secret, *depends_on]),
+        )
+        self.services: list[k8s.core.v1.Service] = []
+        if spec.port:
+            for service_name in spec.service_names:
+                self.services.append(k8s.core.v1.Service(
+                    f"{spec.name}-service" if service_name == spec.service_names[0] else service_name,
+                    metadata=kube.object_meta(service_name, spec.namespace, labels, spec.skip_await),
+                    spec=k8s.core.v1.ServiceSpecArgs(selector=labels, ports=[k8s.core.v1.ServicePortArgs(
+                        name="http", port=spec.port, target_port=spec.port)]),
+                    opts=child,
+                ))
         self.register_outputs({"configHash": self.config_hash})

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Prints the export lines that point plain `pulumi` and `kubectl` at the local
-# environment: eval "$(make -s env)".
+# Prints the export lines that point plain `pulumi`, `kubectl` and `ctr` at the
+# local environment: eval "$(make -s env)".
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${OPENSTACK_NOVA_CACHE:-$HOME/.cache/openstack-nova}
@@ -12,6 +12,8 @@ export OPENSTACK_NOVA_ENV='$ENV_DIR'
 export PATH='$bin:$root/.venv/bin:'"\$PATH"
 export VIRTUAL_ENV='$root/.venv'
 export KUBECONFIG='$ENV_DIR/kube/kubeconfig'
+export CONTAINERD_ADDRESS='$ENV_DIR/kube/containerd/containerd.sock'
+export CONTAINERD_NAMESPACE=k8s.io
 export PULUMI_HOME='$CACHE/pulumi-home'
 export PULUMI_BACKEND_URL='file://$ENV_DIR/state'
 export PULUMI_CONFIG_PASSPHRASE_FILE='$ENV_DIR/passphrase'

@@ -122,3 +122,27 @@ take_lock() { # lockfile
   exec 9>"$1"
   flock -w 300 9 || die "another $PROG is still running (lock $1)"
 }
+
+# Import an OCI image tarball (devenv/oci.py writes them) into containerd's
+# k8s.io namespace, unless every name it carries is there at its digest
+# already. Imported images are pinned: kubelet's image GC never removes them
+# (nothing could pull them back).
+import_image() { # ctr socket tarball
+  local ctr=$1 sock=$2 tar=$3 have name digest
+  local -a names=() missing=()
+  [[ $sock == /* ]] || sock=$PWD/$sock # ctr takes a socket path only if absolute
+  have=$("$ctr" -a "$sock" -n k8s.io images ls 2>/dev/null | awk 'NR > 1 {print $1, $3}')
+  while read -r name digest; do
+    names+=("$name")
+    grep -qxF "$name $digest" <<<"$have" || missing+=("$name")
+  done < <(python3 "$(dirname "${BASH_SOURCE[0]}")/oci.py" --index "$tar")
+  [ ${#names[@]} -gt 0 ] || die "$tar names no image"
+  [ ${#missing[@]} -eq 0 ] && return 0
+  # ctr warns about cgroup v1 on every call: its output only matters on failure.
+  local out
+  out=$("$ctr" -a "$sock" -n k8s.io images import "$tar" 2>&1) || die "ctr could not import $tar: $(tail -n 1 <<<"$out")"
+  for name in "${names[@]}"; do
+    out=$("$ctr" -a "$sock" -n k8s.io images label "$name" io.cri-containerd.pinned=pinned 2>&1) ||
+      die "ctr could not pin $name: $(tail -n 1 <<<"$out")"
+  done
+}

@@ -20,6 +20,9 @@ BRIDGE=novaedpm0
 NET=192.168.122
 GATEWAY=$NET.1
 NOVA_ID=42436
+# Names resolve through the cluster's DNS (reached through the host), as in a pod.
+CLUSTER_DNS=10.96.0.10
+DNS_NAMESPACE=${EDPM_DNS_NAMESPACE:-openstack}
 # Directories that belong to each node alone (bound over the host's).
 PRIVATE_DIRS=(/var/lib/openstack /var/lib/kolla /etc/nova /var/lib/nova /etc/containers
   /etc/kolla /etc/neutron /var/lib/neutron /etc/ceph /home/nova /run/node-private)
@@ -169,6 +172,12 @@ write_accounts() { # node-dir
   chmod 644 "$1/passwd" "$1/group"
 }
 
+write_resolv_conf() { # node-dir
+  printf 'nameserver %s\nsearch %s.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n' \
+    "$CLUSTER_DNS" "$DNS_NAMESPACE" >"$1/resolv.conf"
+  chmod 644 "$1/resolv.conf"
+}
+
 write_sshd_config() { # index
   local d; d=$(node_dir "$1")
   cat >"$d/sshd_config" <<EOF
@@ -200,6 +209,7 @@ prepare_node_dir() { # index
   [ -f "$d/run_command" ] || : >"$d/run_command"
   chown "$NOVA_ID:$NOVA_ID" "$d/root/var/lib/nova" "$d/root/home/nova"
   write_accounts "$d"
+  write_resolv_conf "$d"
   write_sshd_config "$1"
 }
 
@@ -224,6 +234,7 @@ start_sshd() { # index
     script+="; mount --bind $(shq "$d/root$p") $(shq "$p")"
   done
   script+="; mount --bind $(shq "$d/passwd") /etc/passwd; mount --bind $(shq "$d/group") /etc/group"
+  script+="; mount --bind $(shq "$d/resolv.conf") /etc/resolv.conf"
   script+="; mount --bind $(shq "$d/run_command") /run_command"
   script+="; exec /usr/sbin/sshd -f $(shq "$d/sshd_config") -E $(shq "$d/sshd.log")"
   rm -f "$d/sshd.pid"; : >"$d/sshd.log"

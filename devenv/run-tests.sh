@@ -5,7 +5,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 eval "$("$here/env.sh")"
-cd "$root"
+cd "$root" || exit 1
 status=0
 for suite in unit integration; do
   echo "== $suite tests"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Starts (or recovers) the local environment: API server and EDPM test nodes.
+# Starts (or recovers) the local environment: the single-node Kubernetes and
+# the EDPM test nodes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/lib.sh
@@ -28,6 +29,8 @@ ln -sfn "$("$venv_python" -c 'import kolla, os; print(os.path.join(os.path.dirna
   "$ENV_DIR/kolla/set_configs.py"
 TOOLCHAIN_BIN=$("$here/toolchain.sh" bindir)
 export TOOLCHAIN_BIN
-"$here/apiserver.sh" start
+"$here/cluster.sh" start
+# The one OpenStack image every pod of the environment runs, built here and imported.
+"$here/images.sh" import
 "$here/nodes.sh" start
 python3 "$here/clear-stale-locks.py" "$ENV_DIR/state"

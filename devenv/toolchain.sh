@@ -2,14 +2,14 @@
 # Builds the pinned toolchain from Go modules into a cache outside the checkout.
 # Each piece lands in $TOOLCHAIN/<piece>-<version>/ and is built once; a stamp
 # file marks a finished build, so an interrupted one is simply redone.
-# Usage: toolchain.sh [all|etcd|kube|pulumi|langhost|k8s-provider|bindir]
+# Usage: toolchain.sh [all|etcd|kube|kube-node|containerd|coredns|pause|pulumi|langhost|k8s-provider|bindir]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/versions.env
 . "$here/versions.env"
 CACHE=${OPENSTACK_NOVA_CACHE:-$HOME/.cache/openstack-nova}
 TOOLCHAIN=$CACHE/toolchain
-BIN=$TOOLCHAIN/bin-pulumi$PULUMI_VERSION-k8s$PULUMI_KUBERNETES_VERSION-kube$KUBERNETES_VERSION-etcd$ETCD_VERSION
+BIN=$TOOLCHAIN/bin-pulumi$PULUMI_VERSION-k8s$PULUMI_KUBERNETES_VERSION-kube$KUBERNETES_VERSION-etcd$ETCD_VERSION-containerd$CONTAINERD_VERSION
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
 die() { echo "toolchain: $*" >&2; exit 1; }
@@ -35,25 +35,102 @@ build_etcd() {
   mark_done "$p"
 }
 
+# A wrapper module for k8s.io/kubernetes: every staging module (v0.0.0 in its
+# go.mod) replaced by its published v0.MINOR.PATCH, and its godebug line copied.
+kube_wrapper() { # name
+  wrapper "$1"
+  local staging=0.${KUBERNETES_VERSION#1.} gomod m godebug
+  gomod=$(go list -m -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
+  while read -r m; do
+    go mod edit "-replace=$m=$m@v$staging"
+  done < <(awk '$1 ~ /^k8s\.io\// && $2=="v0.0.0" {print $1}' "$gomod" | sort -u)
+  godebug=$(awk '$1=="godebug" {print $2}' "$gomod" | head -1)
+  [ -n "$godebug" ] && go mod edit "-godebug=$godebug"
+  go get "k8s.io/kubernetes/cmd/kube-apiserver@v$KUBERNETES_VERSION"
+}
+# Without them the binaries report v0.0.0 and clients refuse the cluster.
+kube_ldflags() {
+  local minor v=k8s.io/component-base/version c=k8s.io/client-go/pkg/version
+  minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
+  echo "-s -w -X $v.gitVersion=v$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $c.gitVersion=v$KUBERNETES_VERSION -X $c.gitMajor=1 -X $c.gitMinor=$minor"
+}
+
 build_kube() {
   local p=kube-$KUBERNETES_VERSION; done_already "$p" && return 0
   need_go
   echo "toolchain: building kube-apiserver and kubectl $KUBERNETES_VERSION"
-  mkdir -p "$(piece_dir "$p")"; wrapper kube
-  local staging=0.${KUBERNETES_VERSION#1.} minor
-  minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
-  local gomod; gomod=$(go list -m -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
-  for m in $(awk '$1 ~ /^k8s\.io\// && $2=="v0.0.0" {print $1}' "$gomod" | sort -u); do
-    go mod edit "-replace=$m=$m@v$staging"
-  done
-  local godebug; godebug=$(awk '$1=="godebug" {print $2}' "$gomod" | head -1)
-  [ -n "$godebug" ] && go mod edit "-godebug=$godebug"
-  go get "k8s.io/kubernetes/cmd/kube-apiserver@v$KUBERNETES_VERSION"
-  local v=k8s.io/component-base/version c=k8s.io/client-go/pkg/version
-  local ldf="-s -w -X $v.gitVersion=v$KUBERNETES_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $c.gitVersion=v$KUBERNETES_VERSION -X $c.gitMajor=1 -X $c.gitMinor=$minor"
+  mkdir -p "$(piece_dir "$p")"; kube_wrapper kube
+  local ldf; ldf=$(kube_ldflags)
   go build -trimpath -ldflags "$ldf" -o "$(piece_dir "$p")/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
   go build -trimpath -ldflags "$ldf" -o "$(piece_dir "$p")/kubectl" k8s.io/kubernetes/cmd/kubectl
   mark_done "$p"
+}
+
+# The node's own components, in one build so they share their compile work
+# (and, through the build cache, the API server's).
+build_kube_node() {
+  local p=kube-node-$KUBERNETES_VERSION; done_already "$p" && return 0
+  need_go
+  echo "toolchain: building kubelet, kube-controller-manager, kube-scheduler and kube-proxy $KUBERNETES_VERSION"
+  mkdir -p "$(piece_dir "$p")"; kube_wrapper kube-node
+  go build -trimpath -ldflags "$(kube_ldflags)" -o "$(piece_dir "$p")/" \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy
+  mark_done "$p"
+}
+
+build_containerd() {
+  local p=containerd-$CONTAINERD_VERSION; done_already "$p" && return 0
+  need_go
+  echo "toolchain: building containerd, ctr and containerd-shim-runc-v2 $CONTAINERD_VERSION"
+  mkdir -p "$(piece_dir "$p")"; wrapper containerd
+  local m=github.com/containerd/containerd/v2
+  go get "$m@v$CONTAINERD_VERSION"
+  go build -trimpath -tags no_btrfs -ldflags "-s -w -X $m/version.Version=v$CONTAINERD_VERSION" -o "$(piece_dir "$p")/" \
+    "$m/cmd/containerd" "$m/cmd/ctr" "$m/cmd/containerd-shim-runc-v2"
+  mark_done "$p"
+}
+
+# CoreDNS and its image (one static binary at the root).
+build_coredns() {
+  local p=coredns-$COREDNS_VERSION d
+  d=$(piece_dir "$p")
+  if ! done_already "$p"; then
+    need_go
+    echo "toolchain: building coredns $COREDNS_VERSION"
+    mkdir -p "$d"; wrapper coredns
+    go get "github.com/coredns/coredns@v$COREDNS_VERSION"
+    go build -trimpath -ldflags "-s -w" -o "$d/coredns" github.com/coredns/coredns
+    mark_done "$p"
+  fi
+  image_from_binary "$d/coredns" "$d/image.tar" "$COREDNS_IMAGE" /coredns
+}
+
+# The pause program of devenv/pause; its piece name carries a hash of the
+# source, so an edit rebuilds it even without a version bump.
+pause_piece() { echo "pause-$PAUSE_VERSION-$(cat "$here/pause/main.go" "$here/pause/go.mod" | sha256sum | cut -c1-12)"; }
+build_pause() {
+  local p d; p=$(pause_piece); d=$(piece_dir "$p")
+  if ! done_already "$p"; then
+    need_go
+    echo "toolchain: building pause $PAUSE_VERSION"
+    mkdir -p "$d"
+    (cd "$here/pause" && GOFLAGS='' go build -trimpath -ldflags "-s -w" -o "$d/pause" .)
+    mark_done "$p"
+  fi
+  image_from_binary "$d/pause" "$d/image.tar" "$PAUSE_IMAGE" /pause
+}
+
+# An image whose root holds one static binary, also its entrypoint.
+image_from_binary() { # binary tarball image-ref entrypoint
+  [ -f "$2" ] && [ "$(python3 "$here/oci.py" --index "$2" | cut -d' ' -f1)" = "$3" ] && return 0
+  local root; mkdir -p "$TOOLCHAIN/build"; root=$(mktemp -d "$TOOLCHAIN/build/rootfs.XXXXXX")
+  install -m755 "$1" "$root$4"
+  mkdir -m755 "$root/etc"; mkdir -m1777 "$root/tmp"
+  printf 'root:x:0:0:root:/:/nonexistent\nnobody:x:65534:65534:nobody:/:/nonexistent\n' >"$root/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+  python3 "$here/oci.py" --rootfs "$root" --out "$2" --name "$3" --entrypoint "[\"$4\"]" --mtime 0 >/dev/null
+  rm -rf "$root"
 }
 
 build_pulumi() {
@@ -72,8 +149,14 @@ build_pulumi() {
   mark_done "$p"
 }
 
+# The provider with the project's fixes (devenv/provider-fixes/): the piece's
+# name carries their hash, so a changed fix rebuilds it.
+k8s_provider_piece() {
+  echo "pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION-$(cat "$here"/provider-fixes/*.py | sha256sum | cut -c1-8)"
+}
+
 build_k8s_provider() {
-  local p=pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION; done_already "$p" && return 0
+  local p; p=$(k8s_provider_piece); done_already "$p" && return 0
   need_go
   echo "toolchain: building pulumi-resource-kubernetes $PULUMI_KUBERNETES_VERSION"
   mkdir -p "$(piece_dir "$p")"
@@ -84,6 +167,8 @@ build_k8s_provider() {
   src=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])' <<<"$info")
   local d=$TOOLCHAIN/build/k8sprov; rm -rf "$d"; cp -r "$src" "$d"; chmod -R u+w "$d"; cd "$d"
   go mod edit -dropreplace=github.com/pulumi/pulumi-kubernetes/sdk/v4 "-require=github.com/pulumi/pulumi-kubernetes/sdk/v4@v$PULUMI_KUBERNETES_SDK_VERSION"
+  local fix
+  for fix in "$here"/provider-fixes/*.py; do python3 "$fix" "$d" || die "applying $(basename "$fix") failed"; done
   export GONOSUMDB=$mod
   (cd cmd/pulumi-resource-kubernetes && VERSION=$PULUMI_KUBERNETES_VERSION go run generate.go)
   go build -trimpath -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=v$PULUMI_KUBERNETES_VERSION" \
@@ -113,24 +198,31 @@ install_langhost() {
 register_provider() {
   local home=${PULUMI_HOME:-$CACHE/pulumi-home}
   local dir=$home/plugins/resource-kubernetes-v$PULUMI_KUBERNETES_VERSION
-  local src=$TOOLCHAIN/pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION/pulumi-resource-kubernetes
+  local src; src=$TOOLCHAIN/$(k8s_provider_piece)/pulumi-resource-kubernetes
   [ -x "$src" ] || die "missing $src: run 'devenv/toolchain.sh all'"
   if ! cmp -s "$src" "$dir/pulumi-resource-kubernetes"; then
     mkdir -p "$dir"; rm -f "$dir.partial"; install -m755 "$src" "$dir/pulumi-resource-kubernetes"
   fi
 }
 
-# One directory with every binary, linked; PATH points here.
+# One directory with every binary, linked; PATH points here. The cluster's
+# own images are linked in its images/ directory.
 assemble_bindir() {
-  mkdir -p "$BIN"
-  local f
+  mkdir -p "$BIN/images"
+  local f kn=$TOOLCHAIN/kube-node-$KUBERNETES_VERSION ctd=$TOOLCHAIN/containerd-$CONTAINERD_VERSION
   for f in "$TOOLCHAIN/etcd-$ETCD_VERSION/etcd" "$TOOLCHAIN/kube-$KUBERNETES_VERSION/kube-apiserver" \
            "$TOOLCHAIN/kube-$KUBERNETES_VERSION/kubectl" "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi" \
            "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-language-python" \
            "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-language-python-exec" \
-           "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-resource-pulumi-python"; do
+           "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-resource-pulumi-python" \
+           "$kn/kubelet" "$kn/kube-controller-manager" "$kn/kube-scheduler" "$kn/kube-proxy" \
+           "$ctd/containerd" "$ctd/ctr" "$ctd/containerd-shim-runc-v2"; do
     [ -x "$f" ] || die "missing $f: run 'devenv/toolchain.sh all'"
     ln -sfn "$f" "$BIN/$(basename "$f")"
+  done
+  for f in "$TOOLCHAIN/$(pause_piece)/image.tar:pause" "$TOOLCHAIN/coredns-$COREDNS_VERSION/image.tar:coredns"; do
+    [ -f "${f%:*}" ] || die "missing ${f%:*}: run 'devenv/toolchain.sh all'"
+    ln -sfn "${f%:*}" "$BIN/images/${f##*:}.tar"
   done
   register_provider
   echo "$BIN"
@@ -139,10 +231,15 @@ assemble_bindir() {
 case "${1:-all}" in
   etcd) build_etcd ;;
   kube) build_kube ;;
+  kube-node) build_kube_node ;;
+  containerd) build_containerd ;;
+  coredns) build_coredns ;;
+  pause) build_pause ;;
   pulumi) build_pulumi ;;
   k8s-provider) build_k8s_provider ;;
   langhost) install_langhost ;;
   bindir) install_langhost >/dev/null; assemble_bindir ;;
-  all) build_etcd; build_pulumi; install_langhost; build_k8s_provider; build_kube; assemble_bindir ;;
+  all) build_etcd; build_pulumi; install_langhost; build_k8s_provider; build_kube; build_kube_node
+       build_containerd; build_coredns; build_pause; assemble_bindir ;;
   *) die "unknown piece '$1'" ;;
 esac

@@ -8,6 +8,8 @@ eval "$("$here/env.sh")"
 cd "$root"
 [ -f "stacks/Pulumi.$stack.yaml" ] || { echo "up: no stack config stacks/Pulumi.$stack.yaml" >&2; exit 1; }
 pulumi stack select --create "$stack" >/dev/null
+# The services nova needs and does not own (databases, buses, Keystone, Placement).
+"$here/neighbours.sh" "$stack"
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 if ! pulumi up --yes --non-interactive --skip-preview --suppress-progress -s "$stack" >"$log" 2>&1; then
   cat "$log"; exit 1

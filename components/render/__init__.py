@@ -6,6 +6,7 @@ Nothing here imports Pulumi; templates live in components/templates/.
 from .credentials import Credentials, database_url, transport_url
 from .edpm import neutron_metadata_extra_files, nova_extra_files
 from .hashing import config_hash
+from .keystone import compute_endpoints, keystone_registration_files
 from .kolla import compute_config_json, service_config_json
 from .metadata import METADATA_CONF, metadata_host, metadata_neutron_config
 from .names import metadata_neutron_secret_name
@@ -14,7 +15,9 @@ from .nova_conf import (
     HOST_SPECIFIC_CONF,
     NOVA_CONF,
     OVERRIDE_CONF,
+    RUNTIMES,
     NovaService,
+    Runtime,
     compute_config_files,
     host_specific_conf,
     novncproxy_base_url,
@@ -27,13 +30,17 @@ __all__ = [
     "METADATA_CONF",
     "NOVA_CONF",
     "OVERRIDE_CONF",
+    "RUNTIMES",
     "Credentials",
     "NovaService",
+    "Runtime",
     "compute_config_files",
     "compute_config_json",
+    "compute_endpoints",
     "config_hash",
     "database_url",
     "host_specific_conf",
+    "keystone_registration_files",
     "metadata_host",
     "metadata_neutron_config",
     "metadata_neutron_secret_name",

@@ -6,6 +6,7 @@ Built as data and dumped with json (not templated), so the output is always vali
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 # Where the control-plane pods mount their <service>-config-data Secret.
@@ -22,8 +23,18 @@ def _dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=4) + "\n"
 
 
-def service_config_json(command: str, *, uses_database: bool) -> str:
-    """The config.json of a control-plane pod."""
+@dataclass(frozen=True)
+class WsgiFiles:
+    """The file names of a WSGI API's httpd config in its config Secret."""
+
+    httpd_conf: str
+    vhost_conf: str
+    entry: str  # the WSGI entry file, copied into entry_dir
+    entry_dir: str
+
+
+def service_config_json(command: str, *, uses_database: bool, wsgi: WsgiFiles | None = None) -> str:
+    """The config.json of a control-plane pod; `wsgi` for the APIs httpd serves."""
     files = [
         _copy(f"{POD_CONFIG_DIR}/nova-blank.conf", "/etc/nova/nova.conf"),
         _copy(f"{POD_CONFIG_DIR}/01-nova.conf", "/etc/nova/nova.conf.d/01-nova.conf"),
@@ -36,6 +47,13 @@ def service_config_json(command: str, *, uses_database: bool) -> str:
     ]
     if uses_database:
         files.append(_copy(f"{POD_CONFIG_DIR}/my.cnf", "/etc/my.cnf", perm="0644"))
+    if wsgi is not None:
+        files += [
+            _copy(f"{POD_CONFIG_DIR}/{wsgi.httpd_conf}", "/etc/httpd/conf/httpd.conf", perm="0644", owner="root"),
+            _copy(f"{POD_CONFIG_DIR}/{wsgi.vhost_conf}", f"/etc/httpd/conf.d/{wsgi.vhost_conf}", perm="0644",
+                  owner="root"),
+            _copy(f"{POD_CONFIG_DIR}/{wsgi.entry}", f"{wsgi.entry_dir}/{wsgi.entry}", perm="0644", owner="root"),
+        ]
     return _dump(
         {
             "command": command,

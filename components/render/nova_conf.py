@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from components.settings import Cell, ServiceTemplate, Settings
+from components.settings import CELL0, Cell, ServiceTemplate, Settings
 
 from . import kolla, names
 from .credentials import Credentials, database_url
@@ -28,13 +28,28 @@ class NovaService(StrEnum):
     NOVNCPROXY = "nova-novncproxy"
 
 
-# The images are antelope-based: one eventlet binary per API.
-_COMMANDS = {
-    NovaService.API: "/usr/bin/nova-api-os-compute",
-    NovaService.SCHEDULER: "/usr/bin/nova-scheduler",
-    NovaService.METADATA: "/usr/bin/nova-api-metadata",
-    NovaService.CONDUCTOR: "/usr/bin/nova-conductor",
-    NovaService.NOVNCPROXY: "/usr/bin/nova-novncproxy",
+HTTPD_COMMAND = "/usr/sbin/httpd -DFOREGROUND"
+# Where kolla puts the WSGI entry files; mod_wsgi loads them from here.
+WSGI_DIR = "/var/www/cgi-bin/nova"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How a service runs in its pod: kolla's command, and for the WSGI APIs the
+    module whose `application` httpd + mod_wsgi serve (nova has no API binaries)."""
+
+    command: str
+    port: int | None = None
+    wsgi_module: str | None = None
+
+
+RUNTIMES = {
+    NovaService.API: Runtime(HTTPD_COMMAND, names.API_PORT, "nova.wsgi.osapi_compute"),
+    NovaService.METADATA: Runtime(HTTPD_COMMAND, names.METADATA_PORT, "nova.wsgi.metadata"),
+    NovaService.SCHEDULER: Runtime("/usr/bin/nova-scheduler"),
+    NovaService.CONDUCTOR: Runtime("/usr/bin/nova-conductor"),
+    # the console page and its scripts, from the image's noVNC
+    NovaService.NOVNCPROXY: Runtime("/usr/bin/nova-novncproxy --web /usr/share/novnc/", names.NOVNCPROXY_PORT),
 }
 _TOP_LEVEL = (NovaService.API, NovaService.SCHEDULER, NovaService.METADATA)
 _PER_CELL = (NovaService.METADATA, NovaService.CONDUCTOR, NovaService.NOVNCPROXY)
@@ -58,6 +73,16 @@ def _template(settings: Settings, service: NovaService, cell: Cell | None) -> Se
     return per_cell.get(service, cell.metadata)
 
 
+def _cell_database(settings: Settings, cell: Cell, creds: Credentials) -> str:
+    return database_url(
+        cell.database.account,
+        creds.db_password(cell.name),
+        cell.database.instance,
+        settings.namespace,
+        names.database_name(cell.name),
+    )
+
+
 def _wiring(settings: Settings, service: NovaService, cell: Cell | None, creds: Credentials) -> _Wiring:
     ns = settings.nova
     api_db = database_url(
@@ -67,15 +92,9 @@ def _wiring(settings: Settings, service: NovaService, cell: Cell | None, creds: 
         settings.namespace,
         names.database_name(None),
     )
-    if cell is None:  # api, scheduler, top-level metadata: API bus and API database only
-        return _Wiring(creds.api_transport_url, None, api_db)
-    cell_db = database_url(
-        cell.database.account,
-        creds.db_password(cell.name),
-        cell.database.instance,
-        settings.namespace,
-        names.database_name(cell.name),
-    )
+    if cell is None:  # api, scheduler, top-level metadata: API bus, API database, cell0's database
+        return _Wiring(creds.api_transport_url, _cell_database(settings, ns.cell(CELL0), creds), api_db)
+    cell_db = _cell_database(settings, cell, creds)
     # cell0's conductor is the superconductor: on the API bus, with API access
     needs_api_db = service != NovaService.NOVNCPROXY and (cell.is_cell0 or cell.has_api_access)
     return _Wiring(creds.transport_url(cell.name), cell_db, api_db if needs_api_db else None)
@@ -145,8 +164,29 @@ def service_config_files(
         files[OVERRIDE_CONF] = custom if custom.endswith("\n") else custom + "\n"
     if uses_db:
         files["my.cnf"] = render("my.cnf.j2")
-    files["config.json"] = kolla.service_config_json(_COMMANDS[service], uses_database=uses_db)
+    runtime = RUNTIMES[service]
+    if runtime.wsgi_module:
+        files.update(_wsgi_files(settings, service, runtime))
+    files["config.json"] = kolla.service_config_json(
+        runtime.command, uses_database=uses_db, wsgi=_wsgi_names(service) if runtime.wsgi_module else None)
     return files
+
+
+def _wsgi_names(service: NovaService) -> kolla.WsgiFiles:
+    return kolla.WsgiFiles(httpd_conf="httpd.conf", vhost_conf=f"10-{service.value}-wsgi.conf",
+                           entry=f"{service.value}-wsgi", entry_dir=WSGI_DIR)
+
+
+def _wsgi_files(settings: Settings, service: NovaService, runtime: Runtime) -> dict[str, str]:
+    """httpd.conf, the vhost and the WSGI entry file of a WSGI API."""
+    wsgi = _wsgi_names(service)
+    return {
+        wsgi.httpd_conf: render("httpd.conf.j2", service=service.value),
+        wsgi.vhost_conf: render("nova-wsgi.conf.j2", service=service.value, port=runtime.port,
+                                timeout=settings.nova.api_timeout, script=f"{WSGI_DIR}/{wsgi.entry}",
+                                script_dir=WSGI_DIR),
+        wsgi.entry: render("nova-wsgi.py.j2", service=service.value, module=runtime.wsgi_module),
+    }
 
 
 def novncproxy_base_url(settings: Settings, cell: Cell) -> str | None:

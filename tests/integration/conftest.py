@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.local_env import pulumi
+from tests.integration.local_env import ROOT, pulumi, run
 from tests.integration.stacks import Stack, copy_project
 
 
 @pytest.fixture(scope="session")
 def dev_stack() -> Iterator[str]:
-    """The dev stack, brought up once for the session."""
+    """The dev stack with its neighbours, brought up once for the session."""
     pulumi("stack", "select", "--create", "dev")
+    run(str(ROOT / "devenv" / "neighbours.sh"), "dev")
     pulumi("up", "--yes", "--skip-preview", "-s", "dev")
     yield "dev"
 

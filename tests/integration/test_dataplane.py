@@ -121,6 +121,7 @@ def test_a_custom_service_runs_after_the_node_sets_services(dev_copy: Stack) -> 
 def live_migration_stack(dev_stack: str) -> Iterator[str]:
     """The CI example stack on the same nodes; afterwards dev is refreshed (drift found) and applied again."""
     pulumi("stack", "select", "--create", "ci-live-migration")
+    run(str(ROOT / "devenv" / "neighbours.sh"), "ci-live-migration")
     # The nodes may hold another stack's files since this stack's last run: refresh finds that.
     up("ci-live-migration", refresh=True)
     yield "ci-live-migration"

@@ -1,5 +1,6 @@
 """The local environment's own behaviour: plugins never downloaded, one clear
-line for each broken set-up, recovery after a killed process."""
+line for each broken set-up, recovery after a killed process, a Ready node
+with cluster DNS that pods and EDPM nodes use."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import socket
 import subprocess
 from pathlib import Path
 
-from tests.integration.local_env import ENV, ROOT, node, pulumi
+from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi
 
 DEVENV = ROOT / "devenv"
+NODE_NAME = "openstack-nova-node"
+CLUSTER_DNS = "10.96.0.10"
 
 
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -46,10 +49,10 @@ def test_port_in_use_gets_one_line(tmp_path: Path) -> None:
         port = taken.getsockname()[1]
         env = {**os.environ, "OPENSTACK_NOVA_ENV": str(tmp_path / "env"), "KUBE_APISERVER_PORT": str(port),
                "TOOLCHAIN_BIN": ENV["PATH"].split(":")[0]}
-        proc = _run([str(DEVENV / "apiserver.sh"), "start"], env)
+        proc = _run([str(DEVENV / "cluster.sh"), "start"], env)
     assert proc.returncode != 0
     assert proc.stderr.strip().splitlines() == [
-        f"apiserver.sh: port {port} is in use (KUBE_APISERVER_PORT); free it or unset the variable"]
+        f"cluster.sh: port {port} is in use (KUBE_APISERVER_PORT); free it or unset the variable"]
 
 
 def test_killed_processes_are_recovered_by_the_next_start(dev_stack: str) -> None:
@@ -61,3 +64,38 @@ def test_killed_processes_are_recovered_by_the_next_start(dev_stack: str) -> Non
     # the node is back, with the files the stack deployed
     assert node("edpm-compute-1", "test -s /var/lib/openstack/nova/01-nova.conf").returncode == 0
     assert pulumi("preview", "--expect-no-changes", "-s", dev_stack, check=False).returncode == 0
+
+
+def _conditions(obj: dict[str, object]) -> dict[str, str]:
+    status = obj["status"]
+    assert isinstance(status, dict)
+    return {c["type"]: c["status"] for c in status["conditions"]}
+
+
+def test_the_node_is_ready_and_cluster_dns_is_available() -> None:
+    assert _conditions(kubectl_json("get", "node", NODE_NAME))["Ready"] == "True"
+    assert _conditions(kubectl_json("-n", "kube-system", "get", "deployment", "coredns"))["Available"] == "True"
+    assert kubectl_json("-n", "kube-system", "get", "service", "kube-dns")["spec"]["clusterIP"] == CLUSTER_DNS
+
+
+def test_edpm_nodes_resolve_service_names_through_the_cluster_dns() -> None:
+    proc = node("edpm-compute-0", "getent hosts kubernetes.default.svc.cluster.local")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[0] == "10.96.0.1"
+    assert node("edpm-compute-0", "cat /etc/resolv.conf").stdout.splitlines()[0] == f"nameserver {CLUSTER_DNS}"
+
+
+def test_a_killed_kubelet_is_recovered_by_the_next_start() -> None:
+    pid_file = Path(ENV["OPENSTACK_NOVA_ENV"], "kube", "kubelet.pid")
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    proc = _run([str(DEVENV / "start.sh")], {**os.environ, **ENV})
+    assert proc.returncode == 0, proc.stderr
+    assert "recovered stale kubelet state" in proc.stdout
+    assert _conditions(kubectl_json("get", "node", NODE_NAME))["Ready"] == "True"
+
+
+def test_a_second_start_changes_nothing() -> None:
+    env = {**os.environ, **ENV, "TOOLCHAIN_BIN": ENV["PATH"].split(":")[0]}
+    proc = _run([str(DEVENV / "cluster.sh"), "start"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("cluster.sh: already running: https://192.168.123.1:"), proc.stdout

@@ -42,7 +42,7 @@ def revealed(value: Any) -> Any:
 
 
 SECRET = "kubernetes:core/v1:Secret"
-DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+STATEFULSET = "kubernetes:apps/v1:StatefulSet"
 JOB = "kubernetes:batch/v1:Job"
 
 
@@ -75,13 +75,13 @@ def test_objects_per_cell_and_top_level(mocks: RecordingMocks) -> pulumi.Output[
         assert {"nova-cell1-compute-config", "nova-cell2-compute-config"} <= secrets
         assert "nova-cell0-compute-config" not in secrets
         assert "nova-metadata-neutron-config" in secrets
-        deployments = {i["metadata"]["name"] for i in mocks.of_type(DEPLOYMENT).values()}
+        deployments = {i["metadata"]["name"] for i in mocks.of_type(STATEFULSET).values()}
         assert {"nova-api", "nova-scheduler", "nova-metadata", "nova-cell0-conductor",
                 "nova-cell1-conductor", "nova-cell1-novncproxy", "nova-cell2-novncproxy"} <= deployments
         assert "nova-cell0-novncproxy" not in deployments
         jobs = {i["metadata"]["name"] for i in mocks.of_type(JOB).values()}
         assert jobs == {f"nova-{c}-conductor-db-sync" for c in ("cell0", "cell1", "cell2")} | {
-            f"nova-{c}-cell-mapping" for c in ("cell0", "cell1", "cell2")}
+            f"nova-{c}-cell-mapping" for c in ("cell0", "cell1", "cell2")} | {"nova-keystone-registration"}
 
     return build(mocks, settings()).apply(check)
 
@@ -117,7 +117,7 @@ def test_override_file_only_with_custom_service_config(mocks: RecordingMocks) ->
 @pulumi.runtime.test
 def test_pod_templates_carry_config_and_cells_hashes(mocks: RecordingMocks) -> pulumi.Output[Any]:
     def check(cells_hash: str) -> None:
-        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(DEPLOYMENT).values()}
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(STATEFULSET).values()}
         api = by_name["nova-api"]["spec"]["template"]["metadata"]["annotations"]
         assert len(api["nova.openstack.org/config-hash"]) == 64
         assert api["nova.openstack.org/registered-cells-hash"] == cells_hash
@@ -149,7 +149,7 @@ def test_extra_mounts_follow_their_propagation(mocks: RecordingMocks) -> pulumi.
         return {v["name"] for v in deployment["spec"]["template"]["spec"]["volumes"]} - {"config-data"}
 
     def check(_: Any) -> None:
-        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(DEPLOYMENT).values()}
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(STATEFULSET).values()}
         assert volumes_of(by_name["nova-api"]) == {"policy"}
         assert volumes_of(by_name["nova-scheduler"]) == set()
         assert volumes_of(by_name["nova-cell1-conductor"]) == {"cell1-extra"}
@@ -158,3 +158,42 @@ def test_extra_mounts_follow_their_propagation(mocks: RecordingMocks) -> pulumi.
         assert {"name": "policy", "mountPath": "/etc/nova/policy.d", "readOnly": True} in mounts
 
     return build(mocks, s).apply(check)
+
+
+@pulumi.runtime.test
+def test_probes_follow_upstream(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    def check(_: Any) -> None:
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(STATEFULSET).values()}
+
+        def container(name: str) -> dict[str, Any]:
+            return by_name[name]["spec"]["template"]["spec"]["containers"][0]
+
+        api = container("nova-api")
+        assert api["readinessProbe"]["httpGet"] == {"path": "/", "port": 8774}
+        # apiTimeout 100: readiness every 30 s, liveness every 50 s, as upstream derives them
+        assert (api["readinessProbe"]["periodSeconds"], api["readinessProbe"]["timeoutSeconds"]) == (30, 30)
+        assert (api["livenessProbe"]["periodSeconds"], api["livenessProbe"]["failureThreshold"]) == (50, 10)
+        assert container("nova-metadata")["livenessProbe"]["httpGet"]["port"] == 8775
+        for rpc in ("nova-scheduler", "nova-cell1-conductor"):
+            probe = container(rpc)["livenessProbe"]["exec"]["command"]
+            assert probe == ["/usr/bin/pgrep", "-r", "DRST", "-f", rpc.split("-", 1)[0] + "-" + rpc.rsplit("-", 1)[1]]
+            assert "readinessProbe" not in container(rpc)
+        assert container("nova-cell1-novncproxy")["readinessProbe"]["httpGet"] == {
+            "path": "/vnc_lite.html", "port": 6080}
+        for name in by_name:
+            assert container(name)["startupProbe"]["failureThreshold"] >= 6
+            assert container(name)["imagePullPolicy"] == "IfNotPresent"
+
+    return build(mocks, settings(apiTimeout=100)).apply(check)
+
+
+@pulumi.runtime.test
+def test_api_behind_internal_and_public_services(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    def check(_: Any) -> None:
+        services = {i["metadata"]["name"]: i for i in mocks.of_type("kubernetes:core/v1:Service").values()}
+        assert {"nova-internal", "nova-public", "nova-metadata-internal", "nova-novncproxy-cell1-public"} <= set(
+            services)
+        assert services["nova-public"]["spec"]["selector"]["component"] == "nova-api"
+        assert services["nova-public"]["spec"]["ports"][0]["port"] == 8774
+
+    return build(mocks, settings()).apply(check)

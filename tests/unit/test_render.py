@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from components.render import (
     Credentials,
@@ -235,14 +236,63 @@ def test_cell_conductors(settings: Settings, creds: Credentials) -> None:
 def test_api_and_scheduler(settings: Settings, creds: Credentials) -> None:
     api = ini(files_of(settings, creds, NovaService.API, None)["01-nova.conf"])
     assert api["DEFAULT"]["transport_url"] == creds.api_transport_url
-    assert api.has_section("api_database") and not api.has_section("database")
-    assert api["keystone_authtoken"]["www_authenticate_uri"] == "http://keystone-public.openstack.svc:5000"
-    assert json.loads(files_of(settings, creds, NovaService.API, None)["config.json"])["command"].endswith(
-        "nova-api-os-compute"
+    # the API database, and cell0's, where the top-level services keep their service records
+    assert "openstack.openstack.svc/nova_api" in api["api_database"]["connection"]
+    assert api["database"]["connection"] == (
+        "mysql+pymysql://nova-cell0:cell0-db@openstack.openstack.svc/nova_cell0?read_default_file=/etc/my.cnf"
     )
+    assert api["keystone_authtoken"]["www_authenticate_uri"] == "http://keystone-public.openstack.svc:5000"
+    # nova 34 has no API binaries or API worker options: httpd serves its WSGI application
+    assert "enabled_apis" not in api["DEFAULT"] and "osapi_compute_workers" not in api["DEFAULT"]
     scheduler = ini(files_of(settings, creds, NovaService.SCHEDULER, None)["01-nova.conf"])
     assert scheduler["scheduler"]["discover_hosts_in_cells_interval"] == "900"
     assert not scheduler.has_section("keystone_authtoken")
+    assert "nova_cell0" in scheduler["database"]["connection"]
+
+
+@pytest.mark.parametrize(("service", "port", "module"), [
+    (NovaService.API, 8774, "nova.wsgi.osapi_compute"),
+    (NovaService.METADATA, 8775, "nova.wsgi.metadata"),
+])
+def test_wsgi_apis_run_under_httpd(
+    settings: Settings, creds: Credentials, service: NovaService, port: int, module: str
+) -> None:
+    files = files_of(settings, creds, service, None)
+    kolla = json.loads(files["config.json"])
+    assert kolla["command"] == "/usr/sbin/httpd -DFOREGROUND"
+    copied = {c["source"].rsplit("/", 1)[-1]: c["dest"] for c in kolla["config_files"]}
+    vhost = f"10-{service.value}-wsgi.conf"
+    assert copied["httpd.conf"] == "/etc/httpd/conf/httpd.conf"
+    assert copied[vhost] == f"/etc/httpd/conf.d/{vhost}"
+    assert copied[f"{service.value}-wsgi"] == f"/var/www/cgi-bin/nova/{service.value}-wsgi"
+    lines = [line.strip() for line in files[vhost].splitlines()]
+    assert f"Listen {port}" in lines
+    assert "TimeOut 60" in lines  # nova.apiTimeout's default
+    assert (f"WSGIDaemonProcess {service.value} processes=1 threads=1 user=nova group=nova "
+            f"display-name={service.value}") in lines
+    assert f"WSGIScriptAlias / /var/www/cgi-bin/nova/{service.value}-wsgi" in lines
+    assert f"from {module} import application" in files[f"{service.value}-wsgi"]
+    assert "Include conf.modules.d/*.conf" in files["httpd.conf"].splitlines()
+
+
+def test_api_timeout_sets_httpd_timeout(creds: Credentials) -> None:
+    settings = make_settings(apiTimeout=120)
+    vhost = files_of(settings, creds, NovaService.API, None)["10-nova-api-wsgi.conf"]
+    assert "TimeOut 120" in [line.strip() for line in vhost.splitlines()]
+
+
+@pytest.mark.parametrize(("service", "command"), [
+    (NovaService.SCHEDULER, "/usr/bin/nova-scheduler"),
+    (NovaService.CONDUCTOR, "/usr/bin/nova-conductor"),
+    (NovaService.NOVNCPROXY, "/usr/bin/nova-novncproxy --web /usr/share/novnc/"),
+])
+def test_other_services_run_their_binary(
+    settings: Settings, creds: Credentials, service: NovaService, command: str
+) -> None:
+    cell = None if service is NovaService.SCHEDULER else "cell1"
+    files = files_of(settings, creds, service, cell)
+    assert json.loads(files["config.json"])["command"] == command
+    assert "httpd.conf" not in files
 
 
 def test_top_level_metadata(settings: Settings, creds: Credentials) -> None:
@@ -385,3 +435,28 @@ def test_extra_files_layer_node_set_then_node() -> None:
     assert neutron_metadata_extra_files(node_set, c1) == {}
     for name in nova_extra_files(node_set, c0):  # loaded by kolla's *nova*.conf glob, after 02-
         assert "nova" in name and name.endswith(".conf") and name > "02-nova-override.conf"
+
+
+# --- Keystone registration ---------------------------------------------------------------
+
+
+def test_keystone_registration_files(settings: Settings) -> None:
+    from components.render import compute_endpoints, keystone_registration_files
+
+    files = keystone_registration_files(settings, "s3cr\"et")
+    want = json.loads(files["keystone-registration.json"])
+    assert want == {
+        "name": "nova", "type": "compute", "description": "Nova Compute Service", "region": "regionOne",
+        "endpoints": {"public": "http://nova-public.openstack.svc:8774/v2.1",
+                      "internal": "http://nova-internal.openstack.svc:8774/v2.1"},
+    }
+    assert compute_endpoints(settings) == want["endpoints"]
+    clouds = yaml.safe_load(files["clouds.yaml"])["clouds"]["nova"]
+    assert clouds["auth"] == {
+        "auth_url": "http://keystone-internal.openstack.svc:5000", "username": "nova", "password": 's3cr"et',
+        "project_name": "service", "project_domain_name": "Default", "user_domain_name": "Default",
+    }
+    assert clouds["region_name"] == "regionOne"
+    # the password is only in the credentials file
+    assert 's3cr"et' not in files["keystone-registration.json"] + files["keystone-register.py"]
+    compile(files["keystone-register.py"], "keystone-register.py", "exec")

@@ -1,0 +1,43 @@
+"""`NovaKeystoneService`: nova's compute service and endpoints in Keystone's catalog."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import k8s as kube
+from components.jobs import JOB_CONFIG_DIR, config_job
+from components.render import config_hash, keystone_registration_files
+from components.render.keystone import REGISTER_SCRIPT
+from components.settings import Settings
+
+JOB_NAME = "nova-keystone-registration"
+
+
+class NovaKeystoneService(pulumi.ComponentResource):
+    """A Secret with what to register and the nova user's credentials, and a Job
+    that registers it; a changed endpoint or password re-runs the Job."""
+
+    def __init__(
+        self, name: str, settings: Settings, password: pulumi.Output[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("openstack-nova:keystone:NovaKeystoneService", name, {}, opts)
+        ns, skip = settings.namespace, settings.kubernetes.skip_await
+        labels = kube.labels("nova-keystone")
+        files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
+            password.apply(lambda pw: keystone_registration_files(settings, pw)))
+        self.config_secret = k8s.core.v1.Secret(
+            f"{name}-config",
+            metadata=kube.object_meta(f"{JOB_NAME}-config", ns, labels, skip),
+            string_data=files,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.job = config_job(
+            f"{name}-registration", job_name=JOB_NAME, namespace=ns, image=settings.images.api,
+            command=["python3", f"{JOB_CONFIG_DIR}/{REGISTER_SCRIPT}"], config_secret=f"{JOB_NAME}-config",
+            labels=labels, skip_await=skip,
+            annotations={kube.CONFIG_HASH_ANNOTATION: kube.unsecret_hash(files.apply(config_hash))},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.config_secret]),
+        )
+        self.register_outputs({})

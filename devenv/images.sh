@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The one container image every OpenStack pod of the local environment runs,
+# built from Debian packages and PyPI (no registry is reachable).
+#   images.sh build     build (or reuse) it; prints the OCI tarball's path
+#   images.sh import    build if needed, then import it into the cluster's containerd
+#   images.sh selftest  start the servers of the image once in its root, then stop them
+# The build is cached under $CACHE/images/<hash of devenv/images and IMAGE_TAG>.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=devenv/lib.sh
+. "$here/lib.sh"
+IMAGES_SRC=$here/images
+# shellcheck source=devenv/images/rootfs.sh
+. "$IMAGES_SRC/rootfs.sh"
+
+# shellcheck disable=SC1091  # versions.env holds plain assignments
+. "$here/versions.env"
+IMAGE_TAG=${IMAGE_TAG:-2026.2-1}
+# Every name the image is imported under (one image, many pods).
+IMAGE_NAMES=(nova-api nova-scheduler nova-conductor nova-novncproxy nova-compute
+  keystone placement mariadb rabbitmq memcached openstackclient)
+IMAGES_CACHE=$CACHE/images
+APT_CACHE=$IMAGES_CACHE/apt-archives
+PIP_CACHE=$IMAGES_CACHE/pip
+DEBOOTSTRAP_CACHE=$IMAGES_CACHE/debootstrap
+
+image_refs() {
+  local n
+  for n in "${IMAGE_NAMES[@]}"; do printf 'localhost/openstack-nova/%s:%s\n' "$n" "$IMAGE_TAG"; done
+}
+
+# Content hash of FILES (names and bytes) plus any extra words.
+inputs_hash() { # extra -- file...
+  local extra=$1; shift 2
+  { printf '%s\n' "$extra"; (cd "$IMAGES_SRC" && sha256sum -- "$@"); } | sha256sum | cut -c1-16
+}
+all_inputs() { (cd "$IMAGES_SRC" && find . -type f | LC_ALL=C sort); }
+
+base_dir() { printf '%s/base-%s' "$IMAGES_CACHE" "$(inputs_hash base -- ./packages.txt ./base.sh ./rootfs.sh)"; }
+image_dir() {
+  local -a files
+  mapfile -t files < <(all_inputs)
+  printf '%s/%s' "$IMAGES_CACHE" "$(inputs_hash "$IMAGE_TAG" -- "${files[@]}")"
+}
+
+# Drop the builds of older inputs (each is a root of several hundred MB);
+# the download caches stay.
+prune() { # keep-dir...
+  local d k keep
+  for d in "$IMAGES_CACHE"/*; do
+    [[ $(basename "$d") =~ ^(base-)?[0-9a-f]{16}$ ]] || continue
+    keep=0
+    for k in "$@"; do [ "$d" = "$k" ] && keep=1; done
+    [ "$keep" = 1 ] || rm -rf "$d"
+  done
+}
+
+# No entrypoint: pods give the command (kolla_start when they give none).
+write_tarball() { # dir
+  local dir=$1 oci=$here/oci.py ref
+  [ -f "$oci" ] || die "devenv/oci.py (the OCI tarball writer) is missing"
+  local -a args=(--rootfs "$dir/rootfs" --out "$dir/image.tar" --cmd kolla_start
+    --env "PATH=$IMAGE_PATH" --env LANG=C.UTF-8)
+  while read -r ref; do args+=(--name "$ref"); done < <(image_refs)
+  python3 "$oci" "${args[@]}" >"$dir/oci.log" 2>&1 || { cat "$dir/oci.log" >&2; die "writing the OCI tarball failed"; }
+}
+
+build() {
+  local base dir
+  base=$(base_dir); dir=$(image_dir)
+  if [ ! -f "$dir/.done" ]; then
+    mkdir -p "$APT_CACHE" "$PIP_CACHE"
+    if [ ! -f "$base/.done" ]; then
+      # pigz is optional: oci.py compresses with it when present, twice as fast
+      if ! command -v debootstrap >/dev/null || ! command -v pigz >/dev/null; then
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap pigz; } >/dev/null 2>&1 \
+          || die "could not install debootstrap and pigz with apt-get; install them and run again"
+      fi
+      note "building the Debian base of the image in $base (first run only)" >&2
+      make_base "$base"
+    fi
+    note "building the image root in $dir" >&2
+    make_rootfs "$base" "$dir"
+    write_tarball "$dir"
+    touch "$dir/.done"
+    prune "$base" "$dir"
+  fi
+  printf '%s\n' "$dir/image.tar"
+}
+
+# containerd's socket: the local cluster keeps it under its own directory.
+containerd_sock() {
+  local s=${CONTAINERD_SOCK:-$ENV_DIR/kube/containerd/containerd.sock}
+  [ -S "$s" ] || die "no containerd socket at $s (is the cluster up? or set CONTAINERD_SOCK)"
+  printf '%s\n' "$s"
+}
+
+import_cmd() {
+  local tar sock bin
+  tar=$(build)
+  sock=$(containerd_sock)
+  bin=${TOOLCHAIN_BIN:-$("$here/toolchain.sh" bindir)}
+  [ -x "$bin/ctr" ] || die "no ctr in $bin: run 'make toolchain'"
+  # lib.sh's import_image skips the import when every name is there already.
+  import_image "$bin/ctr" "$sock" "$tar"
+}
+
+selftest() {
+  local dir scratch rc=0
+  build >/dev/null
+  dir=$(image_dir)
+  scratch=$(mktemp -d "$IMAGES_CACHE/selftest.XXXXXX")
+  in_root_overlay "$dir/rootfs" "$scratch" /bin/bash /mnt/selftest.sh || rc=$?
+  rm -rf "$scratch"
+  return "$rc"
+}
+
+require_root
+mkdir -p "$IMAGES_CACHE"
+take_lock "$IMAGES_CACHE/.lock"
+case "${1:-}" in
+  build) build ;;
+  import) import_cmd ;;
+  selftest) selftest ;;
+  *) die "usage: $PROG build|import|selftest" ;;
+esac

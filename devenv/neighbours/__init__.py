@@ -1,0 +1,1 @@
+"""nova's neighbours in the local cluster: MariaDB, RabbitMQ, memcached, keystone, placement."""

@@ -1,0 +1,408 @@
+"""The neighbours' Kubernetes objects, rendered from templates/ (pure: no cluster, no files written).
+
+Every object carries the label managed-by=openstack-nova-devenv, which is how
+`--delete` and the clean-up of stale objects find them. Passwords appear only
+in Secrets' stringData; pods get them through mounted files or secretKeyRef.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from .envsecrets import EnvSecrets
+from .plan import (
+    MEMCACHED,
+    MEMCACHED_PORT,
+    PLACEMENT_USER,
+    SERVICE_PROJECT,
+    BusCluster,
+    DbAccount,
+    DbInstance,
+    Endpoint,
+    Neighbours,
+)
+from .render import (
+    CONFIG_DIR,
+    Context,
+    Obj,
+    SecretMount,
+    image,
+    job,
+    kolla_config,
+    kolla_copy,
+    labels,
+    plain_env,
+    pod_annotations,
+    render,
+    render_objects,
+    secret,
+    secret_env,
+    selector,
+    static,
+)
+
+ENV_SECRET = "openstack-nova-devenv"
+KEYS_DIR = "/var/lib/openstack/keys"  # keystone's fernet and credential keys
+HTTPD_COMMAND = "/usr/sbin/httpd -DFOREGROUND"
+KEYSTONE = "keystone"
+KEYSTONE_PORT = 5000
+PLACEMENT = "placement"
+OPENSTACKCLIENT = "openstackclient"
+OPENSTACKCLIENT_SECRET = "openstackclient-config"
+MEMCACHED_COMMAND = f"/usr/bin/memcached -u memcache -p {MEMCACHED_PORT} -m 64 -c 1024"
+ROLES = ("service", "member", "reader")  # bootstrap makes admin, member and reader; service is ours
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Objects applied together; the next stage starts once its workloads and Jobs are ready."""
+
+    title: str
+    objects: tuple[Obj, ...]
+
+
+# ---- shared by several components ------------------------------------------------------
+
+
+def database_url(account: DbAccount, instance: str, ns: str) -> str:
+    user, password = quote(account.name, safe=""), quote(account.password, safe="")
+    return f"mysql+pymysql://{user}:{password}@{instance}.{ns}.svc/{account.databases[0]}?charset=utf8"
+
+
+def memcached_servers(ns: str) -> str:
+    return f"{MEMCACHED}.{ns}.svc:{MEMCACHED_PORT}"
+
+
+# ---- the environment's own Secret ------------------------------------------------------
+
+
+def root_password_key(instance: str) -> str:
+    return f"DbRootPassword-{instance}"
+
+
+def env_secret(n: Neighbours, env: EnvSecrets) -> Obj:
+    """Like upstream's osp-secret: the passwords the environment made for itself."""
+    data = {
+        "AdminPassword": n.keystone.admin_password,
+        "PlacementPassword": n.placement_password,
+        "KeystoneDatabasePassword": n.keystone_db.password,
+        "PlacementDatabasePassword": n.placement_db.password,
+    }
+    data.update({root_password_key(i.name): i.root_password for i in n.databases})
+    return secret(ENV_SECRET, n.namespace, "environment", data)
+
+
+# ---- MariaDB ---------------------------------------------------------------------------
+
+
+def mariadb_config(instance: DbInstance, ns: str) -> Obj:
+    config = kolla_config(
+        f"/bin/bash {CONFIG_DIR}/mariadb-start.sh",
+        [kolla_copy("my.cnf", "/etc/mysql/my.cnf", "root", "0644"),
+         kolla_copy("root.sql", "/etc/mysql/root.sql", "mysql", "0600")],
+        [{"path": "/var/lib/mysql", "owner": "mysql:mysql", "recurse": True}],
+    )
+    return secret(f"{instance.name}-config-data", ns, "mariadb", {
+        "config.json": config,
+        "my.cnf": render("mariadb.cnf.j2", instance=instance.name),
+        "root.sql": render("mariadb-root.sql.j2", root_password=instance.root_password),
+        "mariadb-start.sh": static("mariadb-start.sh"),
+    })
+
+
+def mariadb_accounts(instance: DbInstance, ns: str) -> Obj:
+    return secret(f"{instance.name}-db-accounts", ns, "mariadb", {
+        "client.cnf": render("mariadb-client.cnf.j2", host=f"{instance.name}.{ns}.svc",
+                             root_password=instance.root_password),
+        "accounts.sql": render("mariadb-accounts.sql.j2", instance=instance.name, databases=instance.databases,
+                               accounts=instance.accounts),
+        "accounts.sh": static("mariadb-accounts.sh"),
+    })
+
+
+def mariadb(instance: DbInstance, ctx: Context, config: Obj) -> list[Obj]:
+    return render_objects(
+        "mariadb.yaml.j2", name=instance.name, namespace=ctx.namespace, labels=labels("mariadb", instance.name),
+        selector=selector("mariadb", instance.name), image=image("mariadb", ctx.image_tag),
+        config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
+        data_dir=f"{ctx.data_dir}/{instance.name}",
+    )
+
+
+def mariadb_accounts_job(instance: DbInstance, ctx: Context, accounts: Obj) -> Obj:
+    return job(
+        f"{instance.name}-db-accounts", ctx, image_name="mariadb",
+        command=["/bin/bash", f"{CONFIG_DIR}/accounts.sh"],
+        mounts=[SecretMount("config-data", accounts["metadata"]["name"], CONFIG_DIR)], secrets=[accounts],
+    )
+
+
+# ---- RabbitMQ --------------------------------------------------------------------------
+
+
+def definitions(cluster: BusCluster) -> str:
+    """Users, vhosts and permissions imported at every boot (plain passwords: the broker hashes them)."""
+    data = {
+        "users": [{"name": u.name, "password": u.password, "tags": ""} for u in cluster.users],
+        "vhosts": [{"name": v} for v in cluster.vhosts],
+        "permissions": [
+            {"user": u.name, "vhost": v, "configure": ".*", "write": ".*", "read": ".*"}
+            for u in cluster.users for v in u.vhosts
+        ],
+    }
+    return json.dumps(data, indent=2) + "\n"
+
+
+def rabbitmq_config(cluster: BusCluster, ns: str) -> Obj:
+    config = kolla_config(
+        # Debian's /usr/sbin wrapper would send the log to files: the real script, as rabbitmq
+        "/usr/sbin/runuser -u rabbitmq -- /usr/lib/rabbitmq/bin/rabbitmq-server",
+        [kolla_copy("rabbitmq.conf", "/etc/rabbitmq/rabbitmq.conf", "rabbitmq", "0600"),
+         kolla_copy("definitions.json", "/etc/rabbitmq/definitions.json", "rabbitmq", "0600")],
+        [{"path": "/var/lib/rabbitmq", "owner": "rabbitmq:rabbitmq", "recurse": True}],
+    )
+    return secret(f"{cluster.name}-config-data", ns, "rabbitmq", {
+        "config.json": config,
+        "rabbitmq.conf": render("rabbitmq.conf.j2", cluster=cluster.name, port=cluster.port),
+        "definitions.json": definitions(cluster),
+    })
+
+
+def rabbitmq(cluster: BusCluster, ctx: Context, config: Obj) -> list[Obj]:
+    return render_objects(
+        "rabbitmq.yaml.j2", name=cluster.name, namespace=ctx.namespace, labels=labels("rabbitmq", cluster.name),
+        selector=selector("rabbitmq", cluster.name), image=image("rabbitmq", ctx.image_tag), port=cluster.port,
+        config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
+    )
+
+
+# ---- memcached -------------------------------------------------------------------------
+
+
+def memcached_config(ns: str) -> Obj:
+    return secret(f"{MEMCACHED}-config-data", ns, MEMCACHED, {"config.json": kolla_config(MEMCACHED_COMMAND)})
+
+
+def memcached(ctx: Context, config: Obj) -> list[Obj]:
+    return render_objects(
+        "memcached.yaml.j2", name=MEMCACHED, namespace=ctx.namespace, labels=labels(MEMCACHED, MEMCACHED),
+        selector=selector(MEMCACHED, MEMCACHED), image=image(MEMCACHED, ctx.image_tag), port=MEMCACHED_PORT,
+        config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
+    )
+
+
+# ---- keystone and placement (httpd + mod_wsgi) -----------------------------------------
+
+
+def wsgi_files(service: str, user: str, port: int, module: str) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """httpd.conf and the WSGI entry file of an API, and where kolla copies them."""
+    script_dir = f"/var/www/cgi-bin/{service}"
+    entry = f"{service}-api"
+    files = {
+        "httpd.conf": render("httpd.conf.j2", service=service, user=user, port=port,
+                             script=f"{script_dir}/{entry}", script_dir=script_dir),
+        entry: render("wsgi-entry.py.j2", service=service, module=module),
+    }
+    copies = [kolla_copy("httpd.conf", "/etc/httpd/conf/httpd.conf", "root", "0644"),
+              kolla_copy(entry, f"{script_dir}/{entry}", "root", "0644")]
+    return files, copies
+
+
+def keystone_config(n: Neighbours) -> Obj:
+    ns = n.namespace
+    files, copies = wsgi_files(KEYSTONE, KEYSTONE, KEYSTONE_PORT, "keystone.wsgi.api")
+    config = kolla_config(HTTPD_COMMAND, [
+        kolla_copy("keystone.conf", "/etc/keystone/keystone.conf", KEYSTONE, "0600"),
+        *copies,
+        {"source": f"{KEYS_DIR}/fernet-keys", "dest": "/etc/keystone/fernet-keys", "owner": KEYSTONE, "perm": "0600"},
+        {"source": f"{KEYS_DIR}/credential-keys", "dest": "/etc/keystone/credential-keys", "owner": KEYSTONE,
+         "perm": "0600"},
+    ])
+    return secret(f"{KEYSTONE}-config-data", ns, KEYSTONE, {
+        "config.json": config,
+        "keystone.conf": render("keystone.conf.j2", database_url=database_url(n.keystone_db, n.api_instance, ns),
+                                memcached=memcached_servers(ns), fernet_keys=2),
+        "keystone-bootstrap.sh": static("keystone-bootstrap.sh"),
+        **files,
+    })
+
+
+def key_items(prefix: str, directory: str, count: int) -> list[dict[str, str]]:
+    """Secret keys FernetKeys0.. as files fernet-keys/0.. (keystone's key repository layout)."""
+    return [{"key": f"{prefix}{i}", "path": f"{directory}/{i}"} for i in range(count)]
+
+
+def keystone_keys(ns: str, env: EnvSecrets) -> Obj:
+    """The fernet and credential keys, as keystone-operator keeps them (FernetKeys0, ...)."""
+    data = {f"FernetKeys{i}": k for i, k in enumerate(env.fernet_keys)}
+    data.update({f"CredentialKeys{i}": k for i, k in enumerate(env.credential_keys)})
+    return secret(f"{KEYSTONE}-keys", ns, KEYSTONE, data)
+
+
+def api_services(endpoints: Mapping[str, Endpoint]) -> list[dict[str, Any]]:
+    """One Service per distinct name (internal and public may share one)."""
+    by_name = {e.service: e.port for e in endpoints.values()}
+    return [{"name": name, "port": port} for name, port in sorted(by_name.items())]
+
+
+def keys_items(env: EnvSecrets) -> list[dict[str, str]]:
+    return (key_items("FernetKeys", "fernet-keys", len(env.fernet_keys))
+            + key_items("CredentialKeys", "credential-keys", len(env.credential_keys)))
+
+
+def keystone(n: Neighbours, ctx: Context, config: Obj, keys: Obj, env: EnvSecrets) -> list[Obj]:
+    items = keys_items(env)
+    keys_volume = {"name": "keys", "secret": keys["metadata"]["name"], "items": items}
+    return render_objects(
+        "wsgi-api.yaml.j2", name=KEYSTONE, namespace=ctx.namespace, labels=labels(KEYSTONE, KEYSTONE),
+        selector=selector(KEYSTONE, KEYSTONE), image=image(KEYSTONE, ctx.image_tag), port=KEYSTONE_PORT,
+        services=api_services(n.keystone.endpoints), config_secret=config["metadata"]["name"], probe_path="/v3",
+        pod_annotations=pod_annotations(config, keys),
+        extra_mounts=[{"name": "keys", "mountPath": KEYS_DIR, "readOnly": True}], extra_secrets=[keys_volume],
+    )
+
+
+def keystone_bootstrap_job(n: Neighbours, ctx: Context, config: Obj, keys: Obj, env_obj: Obj,
+                           env: EnvSecrets) -> Obj:
+    """keystone-manage loads the fernet receipt provider, which wants its key repository."""
+    endpoints = n.keystone.endpoints
+    return job(
+        f"{KEYSTONE}-bootstrap", ctx, image_name=KEYSTONE, command=["/bin/bash", f"{CONFIG_DIR}/keystone-bootstrap.sh"],
+        mounts=[SecretMount("config-data", config["metadata"]["name"], CONFIG_DIR),
+                SecretMount("keys", keys["metadata"]["name"], "/etc/keystone", tuple(keys_items(env)))],
+        secrets=[config, keys, env_obj],
+        env=[
+            secret_env("OS_BOOTSTRAP_PASSWORD", ENV_SECRET, "AdminPassword"),
+            plain_env("KEYSTONE_REGION", n.keystone.region),
+            plain_env("KEYSTONE_PUBLIC_URL", endpoints["public"].url),
+            plain_env("KEYSTONE_INTERNAL_URL", endpoints["internal"].url),
+        ],
+    )
+
+
+def keystone_setup(n: Neighbours) -> Obj:
+    """What the setup Job converges keystone to: project, roles, service users, placement in the catalog."""
+    want = {
+        "keystone_url": n.keystone.internal_url,
+        "project": SERVICE_PROJECT,
+        "roles": sorted({*ROLES, *(r for u in n.keystone.service_users for r in u.roles)}),
+        "region": n.keystone.region,
+        "users": [{"name": u.name, "password": u.password, "roles": list(u.roles)} for u in n.keystone.service_users],
+        "services": [{
+            "name": PLACEMENT, "type": PLACEMENT, "description": "Placement Service",
+            "endpoints": {i: e.url for i, e in sorted(n.keystone.placement_endpoints.items())},
+        }],
+    }
+    return secret(f"{KEYSTONE}-setup", n.namespace, KEYSTONE, {
+        "keystone-setup.py": static("keystone-setup.py"),
+        "keystone-setup.json": json.dumps(want, indent=2) + "\n",
+    })
+
+
+def keystone_setup_job(ctx: Context, setup: Obj, clouds: Obj) -> Obj:
+    return job(
+        f"{KEYSTONE}-setup", ctx, image_name=OPENSTACKCLIENT, command=["python3", f"{CONFIG_DIR}/keystone-setup.py"],
+        mounts=[SecretMount("config-data", setup["metadata"]["name"], CONFIG_DIR),
+                SecretMount("clouds", clouds["metadata"]["name"], "/etc/openstack")],
+        secrets=[setup, clouds], env=[plain_env("OS_CLOUD", "default")],
+    )
+
+
+def placement_config(n: Neighbours) -> Obj:
+    ns = n.namespace
+    files, copies = wsgi_files(PLACEMENT, PLACEMENT, n.keystone.placement_endpoints["internal"].port,
+                               "placement.wsgi.api")
+    conf = render(
+        "placement.conf.j2", database_url=database_url(n.placement_db, n.api_instance, ns),
+        keystone_public_url=n.keystone.endpoints["public"].url, keystone_internal_url=n.keystone.internal_url,
+        username=PLACEMENT_USER, password=n.placement_password, region=n.keystone.region,
+        memcached=memcached_servers(ns),
+    )
+    config = kolla_config(HTTPD_COMMAND, [
+        kolla_copy("placement.conf", "/etc/placement/placement.conf", PLACEMENT, "0600"), *copies,
+    ])
+    return secret(f"{PLACEMENT}-config-data", ns, PLACEMENT, {"config.json": config, "placement.conf": conf, **files})
+
+
+def placement(n: Neighbours, ctx: Context, config: Obj) -> list[Obj]:
+    return render_objects(
+        "wsgi-api.yaml.j2", name=PLACEMENT, namespace=ctx.namespace, labels=labels(PLACEMENT, PLACEMENT),
+        selector=selector(PLACEMENT, PLACEMENT), image=image(PLACEMENT, ctx.image_tag),
+        port=n.keystone.placement_endpoints["internal"].port, services=api_services(n.keystone.placement_endpoints),
+        probe_path="/",
+        config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
+        extra_mounts=[], extra_secrets=[],
+    )
+
+
+def placement_db_sync_job(ctx: Context, config: Obj) -> Obj:
+    return job(
+        f"{PLACEMENT}-db-sync", ctx, image_name=PLACEMENT,
+        command=["placement-manage", "--config-file", f"{CONFIG_DIR}/placement.conf", "db", "sync"],
+        mounts=[SecretMount("config-data", config["metadata"]["name"], CONFIG_DIR)], secrets=[config],
+    )
+
+
+# ---- openstackclient -------------------------------------------------------------------
+
+
+def clouds_secret(n: Neighbours) -> Obj:
+    clouds = render("clouds.yaml.j2", auth_url=n.keystone.internal_url, password=n.keystone.admin_password,
+                    region=n.keystone.region)
+    return secret(OPENSTACKCLIENT_SECRET, n.namespace, OPENSTACKCLIENT, {"clouds.yaml": clouds})
+
+
+def openstackclient(ctx: Context, clouds: Obj) -> list[Obj]:
+    return render_objects(
+        "openstackclient.yaml.j2", name=OPENSTACKCLIENT, namespace=ctx.namespace,
+        labels=labels(OPENSTACKCLIENT, OPENSTACKCLIENT), selector=selector(OPENSTACKCLIENT, OPENSTACKCLIENT),
+        image=image(OPENSTACKCLIENT, ctx.image_tag), config_secret=clouds["metadata"]["name"],
+        pod_annotations=pod_annotations(clouds),
+    )
+
+
+# ---- everything, in order --------------------------------------------------------------
+
+
+def stages(n: Neighbours, env: EnvSecrets, ctx: Context) -> list[Stage]:
+    """Secrets; backing services; database accounts; keystone's bootstrap and placement's
+    schema; keystone; keystone's users and catalog; placement and the client pod."""
+    env_obj = env_secret(n, env)
+    db_configs = {i.name: mariadb_config(i, ctx.namespace) for i in n.databases}
+    db_accounts = {i.name: mariadb_accounts(i, ctx.namespace) for i in n.databases}
+    bus_configs = {c.name: rabbitmq_config(c, ctx.namespace) for c in n.buses}
+    mc_config = memcached_config(ctx.namespace)
+    ks_config, ks_keys, ks_setup = keystone_config(n), keystone_keys(ctx.namespace, env), keystone_setup(n)
+    pl_config, clouds = placement_config(n), clouds_secret(n)
+    secrets = [env_obj, *db_configs.values(), *db_accounts.values(), *bus_configs.values(), mc_config,
+               ks_config, ks_keys, ks_setup, pl_config, clouds]
+    backing = [o for i in n.databases for o in mariadb(i, ctx, db_configs[i.name])]
+    backing += [o for c in n.buses for o in rabbitmq(c, ctx, bus_configs[c.name])]
+    backing += memcached(ctx, mc_config)
+    return [
+        Stage("secrets", tuple(secrets)),
+        Stage("mariadb, rabbitmq and memcached", tuple(backing)),
+        Stage("databases and accounts",
+              tuple(mariadb_accounts_job(i, ctx, db_accounts[i.name]) for i in n.databases)),
+        Stage("keystone bootstrap and placement schema", (
+            keystone_bootstrap_job(n, ctx, ks_config, ks_keys, env_obj, env),
+            placement_db_sync_job(ctx, pl_config),
+        )),
+        Stage("keystone", tuple(keystone(n, ctx, ks_config, ks_keys, env))),
+        Stage("keystone users and catalog", (keystone_setup_job(ctx, ks_setup, clouds),)),
+        Stage("placement and openstackclient", tuple([*placement(n, ctx, pl_config), *openstackclient(ctx, clouds)])),
+    ]
+
+
+def secret_values(n: Neighbours, env: EnvSecrets) -> list[str]:
+    """Every secret value the objects may carry (for tests: they must stay inside Secrets)."""
+    values = [n.keystone.admin_password, n.placement_password, n.keystone_db.password, n.placement_db.password,
+              *env.fernet_keys, *env.credential_keys]
+    values += [i.root_password for i in n.databases] + [a.password for i in n.databases for a in i.accounts]
+    values += [u.password for c in n.buses for u in c.users] + [u.password for u in n.keystone.service_users]
+    return values
+

@@ -1,0 +1,3 @@
+module example.local/pause
+
+go 1.22

@@ -1,0 +1,114 @@
+"""Nova really runs: the dev stack's control plane on the local cluster, asked
+through its own API (authenticated by Keystone) and through nova-manage."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+from tests.integration.local_env import kubectl_json, run, up
+from tests.integration.stacks import Stack
+
+NS = "openstack"
+CELLS = ("cell0", "cell1", "cell2")
+
+
+def openstack(*args: str) -> Any:
+    """The openstack CLI in the environment's openstackclient pod (admin of cloud `default`)."""
+    proc = run("kubectl", "exec", "-n", NS, "deploy/openstackclient", "--", "openstack", *args, "-f", "json")
+    return json.loads(proc.stdout)
+
+
+def nova_manage(*args: str) -> str:
+    """nova-manage in the superconductor, with the config the pod runs with."""
+    return run("kubectl", "exec", "-n", NS, "nova-cell0-conductor-0", "--",
+               "nova-manage", "--config-dir", "/etc/nova/nova.conf.d", *args).stdout
+
+
+def pods() -> dict[str, dict[str, Any]]:
+    return {p["metadata"]["name"]: p for p in kubectl_json("get", "pods", "-n", NS)["items"]}
+
+
+def test_every_workload_available_and_every_job_complete(dev_stack: str) -> None:
+    for kind in ("statefulsets", "deployments"):
+        for item in kubectl_json("get", kind, "-n", NS)["items"]:
+            want, status = item["spec"]["replicas"], item["status"]
+            assert status.get("readyReplicas", 0) == want, (kind, item["metadata"]["name"], status)
+    jobs = kubectl_json("get", "jobs", "-n", NS)["items"]
+    ours = [j for j in jobs if j["metadata"]["labels"].get("app.kubernetes.io/managed-by") == "openstack-nova"]
+    assert {j["metadata"]["name"] for j in ours} >= {
+        *(f"nova-{c}-conductor-db-sync" for c in CELLS), *(f"nova-{c}-cell-mapping" for c in CELLS),
+        "nova-keystone-registration"}
+    for job in jobs:
+        assert job["status"].get("succeeded") == 1, (job["metadata"]["name"], job["status"])
+
+
+def test_pulumi_waited_for_the_rollouts_and_jobs(dev_stack: str) -> None:
+    """The provider awaited each object: what it stored is the status it waited for."""
+    state = json.loads(run("pulumi", "stack", "export", "-s", dev_stack).stdout)
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for resource in state["deployment"]["resources"]:
+        by_type.setdefault(resource["type"], []).append(resource)
+    for job in by_type["kubernetes:batch/v1:Job"]:
+        annotations = job["outputs"]["metadata"].get("annotations", {})
+        assert "pulumi.com/skipAwait" not in annotations
+        assert job["outputs"]["status"].get("succeeded") == 1, job["urn"]
+    for sts in by_type["kubernetes:apps/v1:StatefulSet"]:
+        assert sts["outputs"]["status"].get("readyReplicas") == sts["outputs"]["spec"]["replicas"], sts["urn"]
+
+
+def test_compute_services_are_up_through_the_api(dev_stack: str) -> None:
+    endpoints = openstack("endpoint", "list", "--service", "compute")
+    assert {(e["Interface"], e["URL"]) for e in endpoints} == {
+        ("public", "http://nova-public.openstack.svc:8774/v2.1"),
+        ("internal", "http://nova-internal.openstack.svc:8774/v2.1"),
+    }
+    # The CLI finds nova-api in Keystone's catalog and authenticates through Keystone.
+    services = openstack("compute", "service", "list")
+    found = {(s["Binary"], s["Host"]): s for s in services}
+    want = {("nova-scheduler", "nova-scheduler-0")} | {("nova-conductor", f"nova-{c}-conductor-0") for c in CELLS}
+    assert want <= set(found), sorted(found)
+    for key in want:
+        assert (found[key]["State"], found[key]["Status"]) == ("up", "enabled"), found[key]
+
+
+def test_cells_have_their_own_database_and_bus(dev_stack: str) -> None:
+    table = nova_manage("cell_v2", "list_cells")
+    rows = {cells[1]: cells for line in table.splitlines()
+            if len(cells := [c.strip() for c in line.split("|")]) > 5 and cells[1] in CELLS}
+    assert set(rows) == set(CELLS), table
+    # | Name | UUID | Transport URL | Database Connection | Disabled |
+    assert rows["cell0"][2] == "00000000-0000-0000-0000-000000000000"
+    assert rows["cell0"][3] == "none:/"
+    for cell in ("cell1", "cell2"):
+        assert re.fullmatch(rf"rabbit://nova-{cell}:\*\*\*\*@rabbitmq-{cell}\.openstack\.svc:5672/%2F\?ssl=0",
+                            rows[cell][3]), rows[cell][3]
+    for cell, instance in (("cell0", "openstack"), ("cell1", "openstack-cell1"), ("cell2", "openstack-cell2")):
+        assert re.fullmatch(rf"mysql\+pymysql://nova-{cell}:\*\*\*\*@{instance}\.openstack\.svc/nova_{cell}\?.*",
+                            rows[cell][4]), rows[cell][4]
+
+
+def _uids() -> dict[str, str]:
+    return {name: p["metadata"]["uid"] for name, p in pods().items()}
+
+
+def test_custom_config_rolls_only_that_service_and_reaches_its_option_dump(dev_copy: Stack) -> None:
+    before = _uids()
+    dev_copy.cli("config", "set", "--path", "nova.schedulerServiceTemplate.customServiceConfig",
+                 "[scheduler]\nmax_attempts = 7\n")
+    changes = up(dev_copy.name, cwd=dev_copy.project)
+    changed = sorted((op, name) for op, _, name in changes["steps"] if op not in ("same", "read"))
+    assert changed == [("update", "nova-scheduler"), ("update", "nova-scheduler-config-data")], changed
+    after = _uids()
+    rolled = {name for name in before if after.get(name) != before[name]}
+    assert rolled == {"nova-scheduler-0"}, rolled
+    # debug is on: nova-scheduler dumps every option value as it starts
+    deadline = time.time() + 120
+    while True:
+        log = run("kubectl", "logs", "-n", NS, "nova-scheduler-0").stdout
+        if re.search(r"scheduler\.max_attempts\s+=\s+7\b", log):
+            break
+        assert time.time() < deadline, log[-2000:]
+        time.sleep(2)

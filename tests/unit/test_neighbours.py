@@ -1,0 +1,356 @@
+"""devenv/neighbours: what a stack's settings ask of the neighbours, and the manifests that provide it."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from typing import Any
+
+import pytest
+import yaml
+
+from components.settings import load
+from devenv.neighbours import envsecrets, kube, manifests, plan, render, stackconfig
+from devenv.neighbours.deploy import image_tag
+
+CELLS = ("cell1", "cell2")
+
+
+def nova_config(**overrides: Any) -> dict[str, Any]:
+    """Every password the neighbours need, each one distinct and easy to find in a text."""
+    cells: dict[str, Any] = {"cell0": {"hasAPIAccess": True, "cellDatabase": {"password": "pw-db-cell0-x1"}}}
+    for cell in CELLS:
+        cells[cell] = {
+            "hasAPIAccess": True,
+            "cellDatabase": {"password": f"pw-db-{cell}-x1"},
+            "messagingBus": {"password": f"pw-bus-{cell}-x1"},
+        }
+    nova: dict[str, Any] = {
+        "keystone": {"password": "pw-keystone-nova-x1"},
+        "apiDatabase": {"password": "pw-db-api-x1"},
+        "messagingBus": {"password": "pw-bus-api-x1"},
+        "cellTemplates": cells,
+    }
+    nova.update(overrides)
+    return nova
+
+
+def settings_of(nova: dict[str, Any], namespace: str = "openstack") -> Any:
+    return load({"namespace": namespace, "nova": nova}, secret_keys={"nova"}, catalog=None)
+
+
+def env_for(settings: Any) -> envsecrets.EnvSecrets:
+    return envsecrets.from_data(envsecrets.complete({}, plan.database_instances(settings)))
+
+
+def neighbours_of(nova: dict[str, Any]) -> tuple[plan.Neighbours, envsecrets.EnvSecrets]:
+    settings = settings_of(nova)
+    env = env_for(settings)
+    return plan.plan(settings, env.passwords, "dev"), env
+
+
+def problems_of(nova: dict[str, Any]) -> tuple[str, ...]:
+    settings = settings_of(nova)
+    with pytest.raises(plan.PlanError) as raised:
+        plan.plan(settings, env_for(settings).passwords, "dev")
+    return raised.value.problems
+
+
+# ---- what the settings ask for ---------------------------------------------------------
+
+
+def test_default_cells_give_one_database_instance_per_cell_and_the_api_instance_holds_the_rest():
+    n, _ = neighbours_of(nova_config())
+    by_name = {i.name: i for i in n.databases}
+    assert sorted(by_name) == ["openstack", "openstack-cell1", "openstack-cell2"]
+    assert by_name["openstack"].databases == ("keystone", "nova_api", "nova_cell0", "placement")
+    assert [(a.name, a.databases) for a in by_name["openstack"].accounts] == [
+        ("keystone", ("keystone",)), ("nova-api", ("nova_api",)), ("nova-cell0", ("nova_cell0",)),
+        ("placement", ("placement",)),
+    ]
+    assert [(a.name, a.password) for a in by_name["openstack-cell1"].accounts] == [("nova-cell1", "pw-db-cell1-x1")]
+    assert by_name["openstack-cell2"].databases == ("nova_cell2",)
+
+
+def test_cell0_uses_the_api_bus_and_every_other_cell_gets_its_own_cluster():
+    n, _ = neighbours_of(nova_config())
+    assert [(c.name, c.port, c.vhosts, [(u.name, u.password) for u in c.users]) for c in n.buses] == [
+        ("rabbitmq", 5672, ("/",), [("nova-api", "pw-bus-api-x1")]),
+        ("rabbitmq-cell1", 5672, ("/",), [("nova-cell1", "pw-bus-cell1-x1")]),
+        ("rabbitmq-cell2", 5672, ("/",), [("nova-cell2", "pw-bus-cell2-x1")]),
+    ]
+
+
+def test_buses_sharing_a_cluster_become_vhosts_and_users_of_one_broker():
+    nova = nova_config()
+    nova["cellTemplates"]["cell1"]["messagingBus"].update(cluster="rabbitmq", vhost="cell1")
+    nova["notificationsBus"] = {"password": "pw-bus-notify-x1", "vhost": "notifications"}
+    n, _ = neighbours_of(nova)
+    shared = next(c for c in n.buses if c.name == "rabbitmq")
+    assert shared.vhosts == ("/", "cell1", "notifications")
+    assert [(u.name, u.vhosts) for u in shared.users] == [
+        ("nova-api", ("/",)), ("nova-cell1", ("cell1",)), ("nova-notifications", ("notifications",)),
+    ]
+    assert [c.name for c in n.buses] == ["rabbitmq", "rabbitmq-cell2"]
+
+
+def test_one_account_for_two_databases_of_an_instance_gets_both():
+    nova = nova_config()
+    nova["cellTemplates"]["cell0"]["cellDatabase"].update(account="nova-api", password="pw-db-api-x1")
+    n, _ = neighbours_of(nova)
+    api = next(i for i in n.databases if i.name == "openstack")
+    assert ("nova-api", ("nova_api", "nova_cell0")) in [(a.name, a.databases) for a in api.accounts]
+
+
+def test_keystone_and_placement_are_served_where_the_settings_point():
+    n, _ = neighbours_of(nova_config())
+    assert {i: (e.service, e.port) for i, e in n.keystone.endpoints.items()} == {
+        "internal": ("keystone-internal", 5000), "public": ("keystone-public", 5000)}
+    assert n.keystone.placement_endpoints["public"].url == "http://placement-public.openstack.svc:8778"
+    assert [(u.name, u.roles) for u in n.keystone.service_users] == [
+        ("nova", ("admin", "service")), ("placement", ("admin", "service"))]
+
+
+# ---- what the settings cannot ask for ----------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [
+    "nova.keystone.password",
+    "nova.apiDatabase.password",
+    "nova.cellTemplates.cell0.cellDatabase.password",
+    "nova.cellTemplates.cell2.cellDatabase.password",
+    "nova.messagingBus.password",
+    "nova.cellTemplates.cell1.messagingBus.password",
+])
+def test_an_unset_password_is_reported_with_the_command_that_sets_it(path):
+    nova = nova_config()
+    *parents, leaf = path.split(".")[1:]
+    obj = nova
+    for key in parents:
+        obj = obj[key]
+    del obj[leaf]
+    (problem,) = problems_of(nova)
+    assert problem.startswith(f"{path} is not set")
+    assert f"pulumi config set --secret --path '{path}' -s dev" in problem
+
+
+def test_every_unset_password_is_reported_at_once():
+    nova = nova_config(keystone={}, apiDatabase={}, messagingBus={})
+    assert len(problems_of(nova)) == 3
+
+
+def test_one_account_with_two_passwords_is_reported():
+    nova = nova_config()
+    nova["cellTemplates"]["cell0"]["cellDatabase"].update(account="nova-api")
+    (problem,) = problems_of(nova)
+    assert "nova.apiDatabase.password and nova.cellTemplates.cell0.cellDatabase.password" in problem
+
+
+def test_nova_cannot_take_keystones_own_database_account():
+    nova = nova_config()
+    nova["apiDatabase"]["account"] = "keystone"
+    (problem,) = problems_of(nova)
+    assert problem.startswith("nova.apiDatabase.account: keystone on openstack")
+
+
+def test_a_keystone_url_outside_the_namespace_is_reported():
+    nova = nova_config()
+    nova["keystone"]["internalURL"] = "https://keystone.example.com:5000"
+    (problem,) = problems_of(nova)
+    assert problem.startswith("nova.keystone.internalURL is https://keystone.example.com:5000")
+
+
+def test_a_cluster_on_two_ports_is_reported():
+    nova = nova_config()
+    nova["cellTemplates"]["cell1"]["messagingBus"].update(cluster="rabbitmq", vhost="cell1", port=5673)
+    assert any("cannot listen on 5672 and 5673" in p for p in problems_of(nova))
+
+
+# ---- rendered manifests ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rendered() -> tuple[list[manifests.Stage], plan.Neighbours, envsecrets.EnvSecrets]:
+    nova = nova_config()
+    nova["apiDatabase"]["password"] = "pw-db-api-x1'$\"\\"  # quotes, $ and a backslash
+    n, env = neighbours_of(nova)
+    ctx = render.Context(namespace="openstack", image_tag="2026.2-1", data_dir="/env/neighbours/openstack/mariadb")
+    return manifests.stages(n, env, ctx), n, env
+
+
+def all_objects(stages: list[manifests.Stage]) -> list[dict[str, Any]]:
+    return [o for s in stages for o in s.objects]
+
+
+def test_every_manifest_survives_a_yaml_round_trip_and_is_labelled_in_the_namespace(rendered):
+    stages, _, _ = rendered
+    objects = all_objects(stages)
+    assert yaml.safe_load_all(yaml.safe_dump_all(objects)) is not None
+    for obj in objects:
+        assert obj["metadata"]["namespace"] == "openstack"
+        assert obj["metadata"]["labels"][render.MANAGED_BY_LABEL] == render.MANAGED_BY
+    names = [f"{o['kind']}/{o['metadata']['name']}" for o in objects]
+    assert len(names) == len(set(names))
+
+
+def test_no_password_or_key_appears_outside_the_string_data_of_secrets(rendered):
+    stages, n, env = rendered
+    values = manifests.secret_values(n, env)
+    assert len(values) > 15
+    for obj in all_objects(stages):
+        visible = {k: v for k, v in obj.items() if not (obj["kind"] == "Secret" and k == "stringData")}
+        text = json.dumps(visible)
+        for value in values:
+            assert value not in text, f"{obj['kind']}/{obj['metadata']['name']} shows a secret"
+
+
+def test_every_workload_uses_the_local_images_without_pulling(rendered):
+    stages, _, _ = rendered
+    for obj in all_objects(stages):
+        if obj["kind"] in ("Deployment", "StatefulSet", "Job"):
+            (container,) = obj["spec"]["template"]["spec"]["containers"]
+            assert container["image"].startswith("localhost/openstack-nova/")
+            assert container["image"].endswith(":2026.2-1")
+            assert container["imagePullPolicy"] == "IfNotPresent"
+            assert container["resources"]["requests"]["cpu"] == "10m"
+
+
+def test_the_stages_come_in_dependency_order(rendered):
+    stages, _, _ = rendered
+    kinds = [sorted({f"{o['kind']}/{o['metadata']['name'].split('-')[0]}" for o in s.objects}) for s in stages]
+    assert {k.split("/")[0] for k in kinds[0]} == {"Secret"}
+    assert "StatefulSet/openstack" in kinds[1] and "StatefulSet/rabbitmq" in kinds[1]
+    assert kinds[2] == ["Job/openstack"]
+    assert kinds[3] == ["Job/keystone", "Job/placement"]
+    assert "Deployment/keystone" in kinds[4]
+    assert kinds[5] == ["Job/keystone"]
+    assert "Deployment/placement" in kinds[6] and "Deployment/openstackclient" in kinds[6]
+
+
+def secret_named(stages: list[manifests.Stage], name: str) -> dict[str, str]:
+    data: dict[str, str] = next(o for o in stages[0].objects if o["metadata"]["name"] == name)["stringData"]
+    return data
+
+
+def test_account_sql_quotes_passwords_and_names(rendered):
+    stages, _, _ = rendered
+    sql = secret_named(stages, "openstack-db-accounts")["accounts.sql"]
+    assert "ALTER USER 'nova-api'@'%' IDENTIFIED BY 'pw-db-api-x1''$\"\\\\';" in sql
+    assert "GRANT ALL PRIVILEGES ON `nova_cell0`.* TO 'nova-cell0'@'%';" in sql
+    assert "CREATE DATABASE IF NOT EXISTS `placement`" in sql
+
+
+def test_config_files_reach_their_services(rendered):
+    stages, n, _ = rendered
+    placement = secret_named(stages, "placement-config-data")
+    assert f"password = {n.placement_password}" in placement["placement.conf"]
+    assert "auth_url = http://keystone-internal.openstack.svc:5000" in placement["placement.conf"]
+    assert "from placement.wsgi.api import application" in placement["placement-api"]
+    keystone = secret_named(stages, "keystone-config-data")
+    assert "@openstack.openstack.svc/keystone?charset=utf8" in keystone["keystone.conf"]
+    assert json.loads(keystone["config.json"])["command"] == "/usr/sbin/httpd -DFOREGROUND"
+    definitions = json.loads(secret_named(stages, "rabbitmq-cell1-config-data")["definitions.json"])
+    assert [u["name"] for u in definitions["users"]] == ["nova-cell1"]
+    clouds = yaml.safe_load(secret_named(stages, "openstackclient-config")["clouds.yaml"])
+    assert clouds["clouds"]["default"]["auth"]["password"] == n.keystone.admin_password
+    setup = json.loads(secret_named(stages, "keystone-setup")["keystone-setup.json"])
+    assert "service" in setup["roles"] and [s["type"] for s in setup["services"]] == ["placement"]
+
+
+def test_keystone_mounts_its_keys_as_a_key_repository(rendered):
+    stages, _, env = rendered
+    deployment = next(o for s in stages for o in s.objects if o["kind"] == "Deployment"
+                      and o["metadata"]["name"] == "keystone")
+    keys = next(v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == "keys")
+    assert [i["path"] for i in keys["secret"]["items"]] == [
+        "fernet-keys/0", "fernet-keys/1", "credential-keys/0", "credential-keys/1"]
+    assert all(len(k) == 44 for k in env.fernet_keys)
+
+
+def test_a_job_keeps_its_name_for_the_same_inputs_and_changes_it_for_new_ones():
+    nova = nova_config()
+    settings = settings_of(nova)
+    env = env_for(settings)
+    ctx = render.Context(namespace="openstack", image_tag="t", data_dir="/d")
+
+    def job_names(s: Any) -> list[str]:
+        stages = manifests.stages(plan.plan(s, env.passwords, "dev"), env, ctx)
+        return [o["metadata"]["name"] for o in stages[2].objects]
+
+    first = job_names(settings)
+    assert job_names(settings) == first
+    nova["cellTemplates"]["cell1"]["cellDatabase"]["password"] = "pw-db-cell1-x2"
+    changed = job_names(settings_of(nova))
+    assert changed[0] == first[0] and changed[1] != first[1]
+
+
+# ---- generated secrets, stack config, image tag ------------------------------------------
+
+
+def test_generated_secrets_are_kept_and_only_missing_ones_are_added(tmp_path):
+    path = tmp_path / "neighbours" / "openstack.json"
+    first = envsecrets.load_or_create(path, ["openstack"])
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    again = envsecrets.load_or_create(path, ["openstack"])
+    assert again == first
+    grown = envsecrets.load_or_create(path, ["openstack", "openstack-cell1"])
+    assert grown.passwords.db_root["openstack"] == first.passwords.db_root["openstack"]
+    assert grown.passwords.admin == first.passwords.admin
+    assert set(grown.passwords.db_root) == {"openstack", "openstack-cell1"}
+    assert first.passwords.admin not in repr(grown)
+
+
+def test_pulumi_config_json_becomes_loads_raw_config():
+    config = {
+        "openstack-nova:namespace": {"value": "openstack", "secret": False},
+        "openstack-nova:nova": {"value": "{}", "objectValue": {"keystone": {"password": "pw"}}, "secret": True},
+        "openstack-nova:kubernetes": {"value": "{\"skipAwait\":true}", "secret": False},
+        "kubernetes:context": {"value": "other", "secret": False},
+    }
+    raw, secret = stackconfig.raw_config(config)
+    assert raw == {"namespace": "openstack", "nova": {"keystone": {"password": "pw"}},
+                   "kubernetes": {"skipAwait": True}}
+    assert secret == {"nova"}
+
+
+def test_image_tag_comes_from_versions_env_or_the_default(tmp_path, monkeypatch):
+    monkeypatch.delenv("IMAGE_TAG", raising=False)
+    versions = tmp_path / "versions.env"
+    versions.write_text("PULUMI_VERSION=1\n")
+    assert image_tag(versions) == "2026.2-1"
+    versions.write_text("PULUMI_VERSION=1\nIMAGE_TAG=2026.3-7\n")
+    assert image_tag(versions) == "2026.3-7"
+
+
+def test_quoting_filters_keep_values_whole():
+    assert render.sql_string("a'b\\c") == "'a''b\\\\c'"
+    assert render.sql_name("we`ird") == "`we``ird`"
+    assert render.cnf_value('p"w\\') == '"p\\"w\\\\"'
+    with pytest.raises(ValueError):
+        render.cnf_value("two\nlines")
+
+
+def pod(reason: str, restarts: int = 0, owner: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "p-1", "labels": {"app.kubernetes.io/instance": "keystone"},
+                     "ownerReferences": [owner or {"kind": "ReplicaSet", "name": "keystone-5d7d"}]},
+        "status": {"containerStatuses": [{"image": "localhost/openstack-nova/keystone:t", "restartCount": restarts,
+                                          "state": {"waiting": {"reason": reason}}}]},
+    }
+
+
+def test_waiting_stops_at_a_missing_image_and_names_the_fix():
+    problem = kube._pod_problem(pod("ErrImageNeverPull"))
+    assert problem is not None and "localhost/openstack-nova/keystone:t" in problem and "images.sh import" in problem
+
+
+def test_waiting_stops_at_a_crash_loop_only_after_restarts():
+    assert kube._pod_problem(pod("CrashLoopBackOff", restarts=1)) is None
+    assert kube._pod_problem(pod("CrashLoopBackOff", restarts=2)) == "CrashLoopBackOff (2 restarts)"
+    assert kube._pod_problem(pod("ContainerCreating")) is None
+
+
+def test_a_failing_pod_is_named_by_its_workload():
+    assert kube._owner(pod("x")) == "deployment/keystone"
+    assert kube._owner(pod("x", owner={"kind": "Job", "name": "keystone-setup-1234"})) == "job/keystone-setup-1234"
