@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
@@ -16,6 +17,18 @@ from .nova import parse_nova
 from .reader import Context, Obj
 
 TOP_LEVEL_KEYS = ("namespace", "images", "kubernetes", "nova", "dataplane", "extraMounts")
+CONFIG_PREFIX = "openstack-nova:"
+_STRING_KEYS = frozenset({"namespace"})  # Pulumi keeps top-level scalars as strings
+
+
+def decode_value(key: str, text: Any) -> Any:
+    """A top-level config value as Pulumi stores it (JSON text for objects) -> the value load() takes."""
+    if key in _STRING_KEYS or not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # load() reports the wrong type with its path
 
 _REGISTRY = "quay.io/podified-antelope-centos9"
 _TAG = "current-podified"

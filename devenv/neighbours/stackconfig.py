@@ -13,22 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.settings import Settings, load
-from components.settings.errors import PROJECT
-
-_PREFIX = f"{PROJECT}:"
-_STRING_KEYS = frozenset({"namespace"})  # Pulumi keeps top-level scalars as strings
+from components.settings.load import CONFIG_PREFIX, decode_value
 
 
 def _value(key: str, entry: Mapping[str, Any]) -> Any:
     if "objectValue" in entry:
         return entry["objectValue"]
-    text = entry.get("value")
-    if key in _STRING_KEYS or not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text  # load() reports the wrong type with its path
+    return decode_value(key, entry.get("value"))
 
 
 def raw_config(config: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, Any], set[str]]:
@@ -36,9 +27,9 @@ def raw_config(config: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, Any],
     raw: dict[str, Any] = {}
     secret: set[str] = set()
     for full, entry in sorted(config.items()):
-        if not full.startswith(_PREFIX):
+        if not full.startswith(CONFIG_PREFIX):
             continue
-        key = full.removeprefix(_PREFIX)
+        key = full.removeprefix(CONFIG_PREFIX)
         value = _value(key, entry)
         if value is None:
             continue
