@@ -23,6 +23,13 @@ from components.settings import Cell, Settings, control_plane_tags
 from components.workload import NovaServiceWorkload, WorkloadSpec, service_probe
 
 CELL0_UUID = "00000000-0000-0000-0000-000000000000"
+# Host discovery: the env var holding the cell's expected computes, and how
+# long (seconds) and how often it waits for them to register.
+COMPUTE_HOSTS_ENV = "NOVA_COMPUTE_HOSTS"
+DISCOVER_TIMEOUT = 300
+DISCOVER_INTERVAL = 10
+
+
 def _cell_uuid(cell: Cell) -> str:
     """Shell: sets `uuid` to the cell's uuid from the API database, empty when unmapped."""
     return (f"uuid=$({NOVA_MANAGE} cell_v2 list_cells | awk -F'|' '$2 ~ / {cell.name} /"
@@ -38,6 +45,35 @@ def _mapping_script(cell: Cell) -> str:
     return (f"set -e; {_cell_uuid(cell)}; "
             f"if [ -z \"$uuid\" ]; then {NOVA_MANAGE} cell_v2 create_cell --name {cell.name}; "
             f"else {NOVA_MANAGE} cell_v2 update_cell --cell_uuid \"$uuid\"; fi")
+
+
+def _discover_script(cell: Cell) -> str:
+    """Maps the cell's computes (COMPUTE_HOSTS_ENV, comma-separated) to the cell.
+
+    A compute registers its service record some time after its deploy, so
+    discovery runs again until every expected host is mapped, for
+    DISCOVER_TIMEOUT seconds at most. Only this cell is searched: the Jobs of
+    several cells run at once and would collide mapping the same hosts.
+    """
+    return "\n".join([
+        f"set -e; {_cell_uuid(cell)}",
+        f'[ -n "$uuid" ] || {{ echo "cell {cell.name} is not mapped" >&2; exit 1; }}',
+        f"deadline=$((SECONDS + {DISCOVER_TIMEOUT}))",
+        "while :; do",
+        f'  {NOVA_MANAGE} cell_v2 discover_hosts --cell_uuid "$uuid" --by-service --verbose || true',
+        f'  mapped=$({NOVA_MANAGE} cell_v2 list_hosts --cell_uuid "$uuid"'
+        " | awk -F'|' 'NF > 3 {gsub(/ /, \"\", $4); print $4}')",
+        "  missing=",
+        f'  for h in ${{{COMPUTE_HOSTS_ENV}//,/ }}; do grep -qxF "$h" <<<"$mapped" || missing="$missing $h"; done',
+        '  [ -n "$missing" ] || { echo "mapped to ' + cell.name + ': ${' + COMPUTE_HOSTS_ENV + '}"; exit 0; }',
+        '  if [ "$SECONDS" -ge "$deadline" ]; then',
+        f'    echo "not mapped to {cell.name} after {DISCOVER_TIMEOUT}s (no nova-compute service record):$missing" >&2',
+        "    exit 1",
+        "  fi",
+        f'  echo "waiting for$missing to register in {cell.name}"',
+        f"  sleep {DISCOVER_INTERVAL}",
+        "done",
+    ])
 
 
 class NovaCell(pulumi.ComponentResource):
@@ -157,16 +193,16 @@ class NovaCell(pulumi.ComponentResource):
         """The cell's host-discovery Job, run once `depends_on` (the computes) are deployed.
 
         The hosts are part of its pod template, so a new compute replaces the Job
-        and discovery runs again.
+        and discovery runs again; the Job completes once every host is mapped.
         """
         settings, cell = self._settings, self._cell
         host_list = ",".join(sorted(hosts))
         return manage_job(
             f"{self._name}-host-discover", job_name=names.host_discover_job(cell.name),
             namespace=settings.namespace, image=settings.images.conductor,
-            script=f"set -e; {NOVA_MANAGE} cell_v2 discover_hosts --by-service --verbose",
+            script=_discover_script(cell),
             config_sources=[(names.config_data(self._superconductor), SERVICE_CONF_FILES)],
             labels=kube.labels("nova-manage", cell.name), skip_await=settings.kubernetes.skip_await,
-            annotations={"nova.openstack.org/compute-hosts": host_list},
+            annotations={"nova.openstack.org/compute-hosts": host_list}, env={COMPUTE_HOSTS_ENV: host_list},
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
         )

@@ -61,11 +61,12 @@ def manage_job(
     skip_await: bool,
     annotations: Mapping[str, pulumi.Input[str]],
     opts: pulumi.ResourceOptions,
+    env: Mapping[str, str] | None = None,
 ) -> k8s.batch.v1.Job:
     """A Job running `script` with nova.conf.d assembled from config Secrets.
 
     `config_sources` is (secret name, {key: file name}) in load order; a later
-    file wins, as oslo.config does.
+    file wins, as oslo.config does. `env`: plain (not secret) values the script reads.
     """
     projected = [
         k8s.core.v1.VolumeProjectionArgs(secret=k8s.core.v1.SecretProjectionArgs(
@@ -78,6 +79,7 @@ def manage_job(
         container=k8s.core.v1.ContainerArgs(
             name="nova-manage", image=image, image_pull_policy="IfNotPresent",
             command=["/bin/bash", "-c", script],
+            env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in (env or {}).items()] or None,
             volume_mounts=[k8s.core.v1.VolumeMountArgs(name="config", mount_path=CONF_DIR, read_only=True)],
         ),
         volumes=[k8s.core.v1.VolumeArgs(

@@ -25,7 +25,7 @@ CLUSTER_DNS=10.96.0.10
 DNS_NAMESPACE=${EDPM_DNS_NAMESPACE:-openstack}
 # Directories that belong to each node alone (bound over the host's).
 PRIVATE_DIRS=(/var/lib/openstack /var/lib/kolla /etc/nova /var/lib/nova /etc/containers
-  /etc/kolla /etc/neutron /var/lib/neutron /etc/ceph /home/nova /run/node-private)
+  /etc/kolla /etc/neutron /var/lib/neutron /etc/ceph /home/nova /run/node-private /var/log/nova)
 
 node_name() { echo "edpm-compute-$1"; }
 node_ip() { echo "$NET.$((100 + $1))"; }
@@ -207,7 +207,7 @@ prepare_node_dir() { # index
   # /run is empty at every boot, so is the node's.
   find "$d/root/run/node-private" -mindepth 1 -delete
   [ -f "$d/run_command" ] || : >"$d/run_command"
-  chown "$NOVA_ID:$NOVA_ID" "$d/root/var/lib/nova" "$d/root/home/nova"
+  chown "$NOVA_ID:$NOVA_ID" "$d/root/var/lib/nova" "$d/root/home/nova" "$d/root/var/log/nova"
   write_accounts "$d"
   write_resolv_conf "$d"
   write_sshd_config "$1"

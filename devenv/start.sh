@@ -19,12 +19,14 @@ if [ ! -s "$ENV_DIR/passphrase" ]; then
   (umask 077; printf '%s' "$LOCAL_PASSPHRASE" > "$ENV_DIR/passphrase")
 fi
 # The test nodes start nova-compute with kolla's own set_configs (no container
-# engine): the dev stack's ansibleVars point the role at these two.
+# engine): the dev stack's ansibleVars point the role at these.
 root=$(cd "$here/.." && pwd)
 mkdir -p "$ENV_DIR/kolla"
 venv_python=$(readlink -f "$root/.venv")/bin/python
 printf '#!/bin/sh\nexec "%s" "$@"\n' "$venv_python" >"$ENV_DIR/kolla/python"
-chmod 755 "$ENV_DIR/kolla/python"
+# kolla's command of nova_compute, found next to the python by the role's supervisor
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$(dirname "$venv_python")/nova-compute" >"$ENV_DIR/kolla/nova-compute"
+chmod 755 "$ENV_DIR/kolla/python" "$ENV_DIR/kolla/nova-compute"
 ln -sfn "$("$venv_python" -c 'import kolla, os; print(os.path.join(os.path.dirname(kolla.__file__), "docker/base/set_configs.py"))')" \
   "$ENV_DIR/kolla/set_configs.py"
 TOOLCHAIN_BIN=$("$here/toolchain.sh" bindir)

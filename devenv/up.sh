@@ -11,7 +11,9 @@ pulumi stack select --create "$stack" >/dev/null
 # The services nova needs and does not own (databases, buses, Keystone, Placement).
 "$here/neighbours.sh" "$stack"
 log=$(mktemp); trap 'rm -f "$log"' EXIT
-if ! pulumi up --yes --non-interactive --skip-preview --suppress-progress -s "$stack" >"$log" 2>&1; then
+# --refresh: a test node that restarted (make down, a new session) runs nothing;
+# refresh sees that as drift and up starts its services again.
+if ! pulumi up --yes --non-interactive --skip-preview --suppress-progress --refresh -s "$stack" >"$log" 2>&1; then
   cat "$log"; exit 1
 fi
 echo "== pulumi up -s $stack"

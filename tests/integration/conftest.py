@@ -16,7 +16,9 @@ def dev_stack() -> Iterator[str]:
     """The dev stack with its neighbours, brought up once for the session."""
     pulumi("stack", "select", "--create", "dev")
     run(str(ROOT / "devenv" / "neighbours.sh"), "dev")
-    pulumi("up", "--yes", "--skip-preview", "-s", "dev")
+    # --refresh: the nodes lose their processes when the environment restarts, and
+    # refresh finds a node whose nova-compute is not running (drift), so up starts it
+    pulumi("up", "--yes", "--skip-preview", "--refresh", "-s", "dev")
     yield "dev"
 
 

@@ -80,3 +80,15 @@ def revealed(value: Any) -> Any:
     if isinstance(value, dict) and SECRET_SIG in value:
         return json.loads(value["plaintext"])
     return value
+
+
+def openstack(*args: str, namespace: str = "openstack") -> Any:
+    """The openstack CLI in the environment's openstackclient pod (admin of cloud `default`), as JSON."""
+    proc = run("kubectl", "exec", "-n", namespace, "deploy/openstackclient", "--", "openstack", *args, "-f", "json")
+    return json.loads(proc.stdout)
+
+
+def nova_manage(*args: str, namespace: str = "openstack") -> str:
+    """nova-manage in the superconductor, with the config the pod runs with."""
+    return run("kubectl", "exec", "-n", namespace, "nova-cell0-conductor-0", "--",
+               "nova-manage", "--config-dir", "/etc/nova/nova.conf.d", *args).stdout

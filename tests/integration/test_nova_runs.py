@@ -8,23 +8,11 @@ import re
 import time
 from typing import Any
 
-from tests.integration.local_env import kubectl_json, run, up
+from tests.integration.local_env import kubectl_json, nova_manage, openstack, run, up
 from tests.integration.stacks import Stack
 
 NS = "openstack"
 CELLS = ("cell0", "cell1", "cell2")
-
-
-def openstack(*args: str) -> Any:
-    """The openstack CLI in the environment's openstackclient pod (admin of cloud `default`)."""
-    proc = run("kubectl", "exec", "-n", NS, "deploy/openstackclient", "--", "openstack", *args, "-f", "json")
-    return json.loads(proc.stdout)
-
-
-def nova_manage(*args: str) -> str:
-    """nova-manage in the superconductor, with the config the pod runs with."""
-    return run("kubectl", "exec", "-n", NS, "nova-cell0-conductor-0", "--",
-               "nova-manage", "--config-dir", "/etc/nova/nova.conf.d", *args).stdout
 
 
 def pods() -> dict[str, dict[str, Any]]:
