@@ -50,7 +50,6 @@ class NovaControlPlane(pulumi.ComponentResource):
         mappings = [c.cell_mapping for c in self.cells.values()]
         self.registered_cells_hash = pulumi.Output.all(
             **{n: c.mapping_hash for n, c in self.cells.items()}).apply(config_hash)
-        top = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace, *mappings])
         creds = self.credentials.for_cell(None)
 
         def workload(service: NovaService, workload_name: str, image: str, group: str,
@@ -66,7 +65,7 @@ class NovaControlPlane(pulumi.ComponentResource):
             )
             files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
                 creds.apply(lambda c: service_config_files(settings, service, None, c)))
-            return NovaServiceWorkload(spec, files, opts=top, after=mappings)
+            return NovaServiceWorkload(spec, files, opts=in_namespace, after=mappings)
 
         self.api = workload(NovaService.API, names.API, settings.images.api, "NovaAPI",
                             service_names=(names.API_INTERNAL_SERVICE, names.API_PUBLIC_SERVICE))

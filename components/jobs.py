@@ -96,18 +96,20 @@ def config_job(
     image: str,
     command: Sequence[str],
     config_secret: str,
+    env: Mapping[str, str],
     labels: Mapping[str, str],
     skip_await: bool,
     annotations: Mapping[str, pulumi.Input[str]],
     opts: pulumi.ResourceOptions,
 ) -> k8s.batch.v1.Job:
-    """A Job running `command` with one Secret's files in JOB_CONFIG_DIR (readable by root only)."""
+    """A Job running `command` with one Secret's files in JOB_CONFIG_DIR (readable by root
+    only); `env`: plain (not secret) values the command reads."""
     return _job(
         resource_name, job_name=job_name, namespace=namespace, labels=labels, skip_await=skip_await,
         annotations=annotations,
         container=k8s.core.v1.ContainerArgs(
             name=job_name, image=image, image_pull_policy="IfNotPresent", command=list(command),
-            env=[k8s.core.v1.EnvVarArgs(name="OS_CLIENT_CONFIG_FILE", value=f"{JOB_CONFIG_DIR}/clouds.yaml")],
+            env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in env.items()] or None,
             volume_mounts=[k8s.core.v1.VolumeMountArgs(name="config", mount_path=JOB_CONFIG_DIR, read_only=True)],
         ),
         volumes=[k8s.core.v1.VolumeArgs(name="config", secret=k8s.core.v1.SecretVolumeSourceArgs(

@@ -8,7 +8,7 @@ import pulumi_kubernetes as k8s
 from components import k8s as kube
 from components.jobs import JOB_CONFIG_DIR, config_job
 from components.render import config_hash, keystone_registration_files
-from components.render.keystone import REGISTER_SCRIPT
+from components.render.keystone import CLOUDS_YAML, REGISTER_SCRIPT
 from components.settings import Settings
 
 JOB_NAME = "nova-keystone-registration"
@@ -36,6 +36,8 @@ class NovaKeystoneService(pulumi.ComponentResource):
         self.job = config_job(
             f"{name}-registration", job_name=JOB_NAME, namespace=ns, image=settings.images.api,
             command=["python3", f"{JOB_CONFIG_DIR}/{REGISTER_SCRIPT}"], config_secret=f"{JOB_NAME}-config",
+            # openstacksdk finds the nova user's cloud here
+            env={"OS_CLIENT_CONFIG_FILE": f"{JOB_CONFIG_DIR}/{CLOUDS_YAML}"},
             labels=labels, skip_await=skip,
             annotations={kube.CONFIG_HASH_ANNOTATION: kube.unsecret_hash(files.apply(config_hash))},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.config_secret]),
