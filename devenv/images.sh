@@ -76,10 +76,10 @@ build() {
         { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap pigz; } >/dev/null 2>&1 \
           || die "could not install debootstrap and pigz with apt-get; install them and run again"
       fi
-      note "building the Debian base of the image in $base (first run only)" >&2
+      note "building the Debian base of the image in $base (first run only, usually 1-2 min)" >&2
       make_base "$base"
     fi
-    note "building the image root in $dir" >&2
+    note "building the image root in $dir (when its packages change, usually 1-2 min)" >&2
     make_rootfs "$base" "$dir"
     write_tarball "$dir"
     touch "$dir/.done"

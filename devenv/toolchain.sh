@@ -19,7 +19,28 @@ need_go() {
 
 piece_dir() { echo "$TOOLCHAIN/$1"; }
 done_already() { [ -f "$(piece_dir "$1")/.done" ]; }
-mark_done() { touch "$(piece_dir "$1")/.done"; }
+
+# What a first build shows: one line per piece on stderr (`make` drops this
+# script's stdout), with how long it usually takes (2 cores, empty Go caches);
+# what Go prints goes to the piece's log, shown when a build fails.
+LOGS=$TOOLCHAIN/logs
+declare -A USUAL=([etcd]="1 min" [pulumi]="4 min" [k8s-provider]="9 min" [kube]="4 min"
+                  [kube-node]="1.5 min" [containerd]="1 min" [coredns]="2 min" [pause]="seconds")
+begin_piece() { # piece kind what
+  need_go
+  PIECE=$1 PIECE_LOG=$LOGS/$1.log PIECE_START=$SECONDS
+  mkdir -p "$LOGS" "$(piece_dir "$1")"; : >"$PIECE_LOG"
+  echo "toolchain: building $3 (first run only, usually ${USUAL[$2]}; log: $PIECE_LOG)" >&2
+}
+quietly() {
+  "$@" >>"$PIECE_LOG" 2>&1 && return 0
+  tail -n 40 "$PIECE_LOG" >&2
+  die "'$*' failed building $PIECE; full log: $PIECE_LOG"
+}
+mark_done() {
+  touch "$(piece_dir "$1")/.done"
+  echo "toolchain: built $1 in $(((SECONDS - PIECE_START) / 60))m$(((SECONDS - PIECE_START) % 60))s" >&2
+}
 wrapper() { # fresh throw-away Go module to build one piece in
   local d=$TOOLCHAIN/build/$1; rm -rf "$d"; mkdir -p "$d"; cd "$d"; go mod init "example.local/$1-build" >/dev/null 2>&1
 }
@@ -27,11 +48,10 @@ module_dir() { go mod download -json "$1" | python3 -c 'import json,sys; print(j
 
 build_etcd() {
   local p=etcd-$ETCD_VERSION; done_already "$p" && return 0
-  need_go
-  echo "toolchain: building etcd $ETCD_VERSION"
-  mkdir -p "$(piece_dir "$p")"; wrapper etcd
-  go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION"
-  go build -trimpath -ldflags "-s -w" -o "$(piece_dir "$p")/etcd" go.etcd.io/etcd/server/v3
+  begin_piece "$p" etcd "etcd $ETCD_VERSION"
+  wrapper etcd
+  quietly go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION"
+  quietly go build -trimpath -ldflags "-s -w" -o "$(piece_dir "$p")/etcd" go.etcd.io/etcd/server/v3
   mark_done "$p"
 }
 
@@ -40,13 +60,13 @@ build_etcd() {
 kube_wrapper() { # name
   wrapper "$1"
   local staging=0.${KUBERNETES_VERSION#1.} gomod m godebug
-  gomod=$(go list -m -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
+  gomod=$(go list -m -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" 2>>"$PIECE_LOG" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
   while read -r m; do
     go mod edit "-replace=$m=$m@v$staging"
   done < <(awk '$1 ~ /^k8s\.io\// && $2=="v0.0.0" {print $1}' "$gomod" | sort -u)
   godebug=$(awk '$1=="godebug" {print $2}' "$gomod" | head -1)
   [ -n "$godebug" ] && go mod edit "-godebug=$godebug"
-  go get "k8s.io/kubernetes/cmd/kube-apiserver@v$KUBERNETES_VERSION"
+  quietly go get "k8s.io/kubernetes/cmd/kube-apiserver@v$KUBERNETES_VERSION"
 }
 # Without them the binaries report v0.0.0 and clients refuse the cluster.
 kube_ldflags() {
@@ -57,12 +77,11 @@ kube_ldflags() {
 
 build_kube() {
   local p=kube-$KUBERNETES_VERSION; done_already "$p" && return 0
-  need_go
-  echo "toolchain: building kube-apiserver and kubectl $KUBERNETES_VERSION"
-  mkdir -p "$(piece_dir "$p")"; kube_wrapper kube
+  begin_piece "$p" kube "kube-apiserver and kubectl $KUBERNETES_VERSION"
+  kube_wrapper kube
   local ldf; ldf=$(kube_ldflags)
-  go build -trimpath -ldflags "$ldf" -o "$(piece_dir "$p")/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-  go build -trimpath -ldflags "$ldf" -o "$(piece_dir "$p")/kubectl" k8s.io/kubernetes/cmd/kubectl
+  quietly go build -trimpath -ldflags "$ldf" -o "$(piece_dir "$p")/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+  quietly go build -trimpath -ldflags "$ldf" -o "$(piece_dir "$p")/kubectl" k8s.io/kubernetes/cmd/kubectl
   mark_done "$p"
 }
 
@@ -70,10 +89,9 @@ build_kube() {
 # (and, through the build cache, the API server's).
 build_kube_node() {
   local p=kube-node-$KUBERNETES_VERSION; done_already "$p" && return 0
-  need_go
-  echo "toolchain: building kubelet, kube-controller-manager, kube-scheduler and kube-proxy $KUBERNETES_VERSION"
-  mkdir -p "$(piece_dir "$p")"; kube_wrapper kube-node
-  go build -trimpath -ldflags "$(kube_ldflags)" -o "$(piece_dir "$p")/" \
+  begin_piece "$p" kube-node "kubelet, kube-controller-manager, kube-scheduler and kube-proxy $KUBERNETES_VERSION"
+  kube_wrapper kube-node
+  quietly go build -trimpath -ldflags "$(kube_ldflags)" -o "$(piece_dir "$p")/" \
     k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy
   mark_done "$p"
@@ -81,12 +99,11 @@ build_kube_node() {
 
 build_containerd() {
   local p=containerd-$CONTAINERD_VERSION; done_already "$p" && return 0
-  need_go
-  echo "toolchain: building containerd, ctr and containerd-shim-runc-v2 $CONTAINERD_VERSION"
-  mkdir -p "$(piece_dir "$p")"; wrapper containerd
+  begin_piece "$p" containerd "containerd, ctr and containerd-shim-runc-v2 $CONTAINERD_VERSION"
+  wrapper containerd
   local m=github.com/containerd/containerd/v2
-  go get "$m@v$CONTAINERD_VERSION"
-  go build -trimpath -tags no_btrfs -ldflags "-s -w -X $m/version.Version=v$CONTAINERD_VERSION" -o "$(piece_dir "$p")/" \
+  quietly go get "$m@v$CONTAINERD_VERSION"
+  quietly go build -trimpath -tags no_btrfs -ldflags "-s -w -X $m/version.Version=v$CONTAINERD_VERSION" -o "$(piece_dir "$p")/" \
     "$m/cmd/containerd" "$m/cmd/ctr" "$m/cmd/containerd-shim-runc-v2"
   mark_done "$p"
 }
@@ -96,11 +113,10 @@ build_coredns() {
   local p=coredns-$COREDNS_VERSION d
   d=$(piece_dir "$p")
   if ! done_already "$p"; then
-    need_go
-    echo "toolchain: building coredns $COREDNS_VERSION"
-    mkdir -p "$d"; wrapper coredns
-    go get "github.com/coredns/coredns@v$COREDNS_VERSION"
-    go build -trimpath -ldflags "-s -w" -o "$d/coredns" github.com/coredns/coredns
+    begin_piece "$p" coredns "coredns $COREDNS_VERSION"
+    wrapper coredns
+    quietly go get "github.com/coredns/coredns@v$COREDNS_VERSION"
+    quietly go build -trimpath -ldflags "-s -w" -o "$d/coredns" github.com/coredns/coredns
     mark_done "$p"
   fi
   image_from_binary "$d/coredns" "$d/image.tar" "$COREDNS_IMAGE" /coredns
@@ -112,10 +128,8 @@ pause_piece() { echo "pause-$PAUSE_VERSION-$(cat "$here/pause/main.go" "$here/pa
 build_pause() {
   local p d; p=$(pause_piece); d=$(piece_dir "$p")
   if ! done_already "$p"; then
-    need_go
-    echo "toolchain: building pause $PAUSE_VERSION"
-    mkdir -p "$d"
-    (cd "$here/pause" && GOFLAGS='' go build -trimpath -ldflags "-s -w" -o "$d/pause" .)
+    begin_piece "$p" pause "pause $PAUSE_VERSION"
+    (cd "$here/pause" && GOFLAGS='' quietly go build -trimpath -ldflags "-s -w" -o "$d/pause" .)
     mark_done "$p"
   fi
   image_from_binary "$d/pause" "$d/image.tar" "$PAUSE_IMAGE" /pause
@@ -135,16 +149,15 @@ image_from_binary() { # binary tarball image-ref entrypoint
 
 build_pulumi() {
   local p=pulumi-$PULUMI_VERSION; done_already "$p" && return 0
-  need_go
-  echo "toolchain: building pulumi $PULUMI_VERSION and its Python language host"
-  mkdir -p "$(piece_dir "$p")"; wrapper pulumi
+  begin_piece "$p" pulumi "pulumi $PULUMI_VERSION and its Python language host"
+  wrapper pulumi
   go mod edit "-replace=github.com/atotto/clipboard=$CLIPBOARD_FORK"
-  go get "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi@v$PULUMI_VERSION" "github.com/pulumi/pulumi/sdk/v3@v$PULUMI_VERSION"
+  quietly go get "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi@v$PULUMI_VERSION" "github.com/pulumi/pulumi/sdk/v3@v$PULUMI_VERSION"
   local ldf="-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$PULUMI_VERSION"
-  go build -trimpath -tags osusergo,grpcnotrace -ldflags "$ldf" -o "$(piece_dir "$p")/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+  quietly go build -trimpath -tags osusergo,grpcnotrace -ldflags "$ldf" -o "$(piece_dir "$p")/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
   # The Python SDK's own shims ship in the sdk module: the program executor and
   # the dynamic-provider plugin.
-  local sdk; sdk=$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)
+  local sdk; sdk=$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3 2>>"$PIECE_LOG")
   install -m755 "$sdk/python/cmd/pulumi-language-python-exec" "$sdk/python/dist/pulumi-resource-pulumi-python" "$(piece_dir "$p")/"
   mark_done "$p"
 }
@@ -157,11 +170,9 @@ k8s_provider_piece() {
 
 build_k8s_provider() {
   local p; p=$(k8s_provider_piece); done_already "$p" && return 0
-  need_go
-  echo "toolchain: building pulumi-resource-kubernetes $PULUMI_KUBERNETES_VERSION"
-  mkdir -p "$(piece_dir "$p")"
+  begin_piece "$p" k8s-provider "pulumi-resource-kubernetes $PULUMI_KUBERNETES_VERSION"
   local mod=github.com/pulumi/pulumi-kubernetes/provider/v4 info src sum
-  info=$(cd /tmp && GONOSUMDB=$mod go mod download -json "$mod@$PULUMI_KUBERNETES_MODULE_VERSION")
+  info=$(cd /tmp && GONOSUMDB=$mod go mod download -json "$mod@$PULUMI_KUBERNETES_MODULE_VERSION" 2>>"$PIECE_LOG")
   sum=$(python3 -c 'import json,sys; print(json.load(sys.stdin).get("Sum",""))' <<<"$info")
   [ "$sum" = "$PULUMI_KUBERNETES_MODULE_SUM" ] || die "$mod hash $sum differs from the pinned $PULUMI_KUBERNETES_MODULE_SUM"
   src=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])' <<<"$info")
@@ -170,8 +181,8 @@ build_k8s_provider() {
   local fix
   for fix in "$here"/provider-fixes/*.py; do python3 "$fix" "$d" || die "applying $(basename "$fix") failed"; done
   export GONOSUMDB=$mod
-  (cd cmd/pulumi-resource-kubernetes && VERSION=$PULUMI_KUBERNETES_VERSION go run generate.go)
-  go build -trimpath -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=v$PULUMI_KUBERNETES_VERSION" \
+  (cd cmd/pulumi-resource-kubernetes && VERSION=$PULUMI_KUBERNETES_VERSION quietly go run generate.go)
+  quietly go build -trimpath -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=v$PULUMI_KUBERNETES_VERSION" \
     -o "$(piece_dir "$p")/pulumi-resource-kubernetes" ./cmd/pulumi-resource-kubernetes
   mark_done "$p"
 }
