@@ -8,7 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import k8s as kube
-from components.jobs import NOVA_MANAGE, SERVICE_CONF_FILES, manage_job
+from components.jobs import NOVA_MANAGE, SERVICE_CONF_FILES, manage_cron_job, manage_job
 from components.render import (
     RUNTIMES,
     Credentials,
@@ -28,6 +28,9 @@ CELL0_UUID = "00000000-0000-0000-0000-000000000000"
 COMPUTE_HOSTS_ENV = "NOVA_COMPUTE_HOSTS"
 DISCOVER_TIMEOUT = 300
 DISCOVER_INTERVAL = 10
+# The db purge CronJob's env vars: days before rows are archived, and purged.
+ARCHIVE_AGE_ENV = "ARCHIVE_AGE"
+PURGE_AGE_ENV = "PURGE_AGE"
 
 
 def _cell_uuid(cell: Cell) -> str:
@@ -73,6 +76,20 @@ def _discover_script(cell: Cell) -> str:
         f'  echo "waiting for$missing to register in {cell.name}"',
         f"  sleep {DISCOVER_INTERVAL}",
         "done",
+    ])
+
+
+def _db_purge_script() -> str:
+    """Moves rows deleted ARCHIVE_AGE_ENV days ago to the shadow tables, then deletes
+    archived rows deleted PURGE_AGE_ENV days ago. nova-manage's exit codes that mean
+    success: archive 0 (nothing to archive) or 1 (archived); purge 0 (deleted) or 3 (nothing)."""
+    return "\n".join([
+        f'archive_before=$(date --date="${{{ARCHIVE_AGE_ENV}}} days ago" +%F)',
+        f'purge_before=$(date --date="${{{PURGE_AGE_ENV}}} days ago" +%F)',
+        f'{NOVA_MANAGE} db archive_deleted_rows --verbose --until-complete --task-log --before "$archive_before"',
+        'rc=$?; [ "$rc" -le 1 ] || exit "$rc"',
+        f'{NOVA_MANAGE} db purge --verbose --before "$purge_before"',
+        'rc=$?; [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || exit "$rc"',
     ])
 
 
@@ -185,6 +202,16 @@ class NovaCell(pulumi.ComponentResource):
             f"{name}-cell-mapping", job_name=names.cell_mapping_job(cell.name), namespace=ns,
             image=settings.images.conductor, script=_mapping_script(cell), config_sources=sources,
             labels=job_labels, skip_await=skip, annotations={kube.CONFIG_HASH_ANNOTATION: self.mapping_hash},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.db_sync]),
+        )
+        # Archiving also drops the API database's records of archived instances: the API
+        # database comes from the superconductor's config, the cell's database from its conductor's.
+        self.db_purge = manage_cron_job(
+            f"{name}-db-purge", job_name=names.db_purge_cron_job(cell.name), namespace=ns,
+            schedule=cell.db_purge.schedule, image=settings.images.conductor, script=_db_purge_script(),
+            config_sources=sources,
+            env={ARCHIVE_AGE_ENV: str(cell.db_purge.archive_age), PURGE_AGE_ENV: str(cell.db_purge.purge_age)},
+            labels=job_labels, skip_await=skip,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.db_sync]),
         )
         self.register_outputs({"mappingHash": self.mapping_hash})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -144,6 +144,7 @@ class EdpmNodeSet(pulumi.ComponentResource):
             pinned={"cell": node.cell},
             pinned_reason=CELL_IS_PINNED,
             stop_playbook=stop_playbook,
+            timeouts=asdict(template.timeouts),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[after] if after else []),
         )
 

@@ -1,4 +1,4 @@
-"""Jobs: nova-manage (db sync, cell mapping, host discovery) and the Keystone registration."""
+"""Jobs: nova-manage (db sync, cell mapping, host discovery, the db purge CronJob) and the Keystone registration."""
 
 from __future__ import annotations
 
@@ -49,6 +49,28 @@ def _job(
     )
 
 
+def _manage_pod(
+    *, image: str, script: str, config_sources: Sequence[tuple[str, Mapping[str, str]]],
+    env: Mapping[str, str] | None,
+) -> tuple[k8s.core.v1.ContainerArgs, list[k8s.core.v1.VolumeArgs]]:
+    """The container (and its volume) running `script` with nova.conf.d assembled from
+    config Secrets; see manage_job."""
+    projected = [
+        k8s.core.v1.VolumeProjectionArgs(secret=k8s.core.v1.SecretProjectionArgs(
+            name=secret, items=[k8s.core.v1.KeyToPathArgs(key=k, path=p) for k, p in items.items()]))
+        for secret, items in config_sources
+    ]
+    container = k8s.core.v1.ContainerArgs(
+        name="nova-manage", image=image, image_pull_policy="IfNotPresent",
+        command=["/bin/bash", "-c", script],
+        env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in (env or {}).items()] or None,
+        volume_mounts=[k8s.core.v1.VolumeMountArgs(name="config", mount_path=CONF_DIR, read_only=True)],
+    )
+    volume = k8s.core.v1.VolumeArgs(
+        name="config", projected=k8s.core.v1.ProjectedVolumeSourceArgs(sources=projected, default_mode=0o400))
+    return container, [volume]
+
+
 def manage_job(
     resource_name: str,
     *,
@@ -68,22 +90,48 @@ def manage_job(
     `config_sources` is (secret name, {key: file name}) in load order; a later
     file wins, as oslo.config does. `env`: plain (not secret) values the script reads.
     """
-    projected = [
-        k8s.core.v1.VolumeProjectionArgs(secret=k8s.core.v1.SecretProjectionArgs(
-            name=secret, items=[k8s.core.v1.KeyToPathArgs(key=k, path=p) for k, p in items.items()]))
-        for secret, items in config_sources
-    ]
+    container, volumes = _manage_pod(image=image, script=script, config_sources=config_sources, env=env)
     return _job(
         resource_name, job_name=job_name, namespace=namespace, labels=labels, skip_await=skip_await,
-        annotations=annotations,
-        container=k8s.core.v1.ContainerArgs(
-            name="nova-manage", image=image, image_pull_policy="IfNotPresent",
-            command=["/bin/bash", "-c", script],
-            env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in (env or {}).items()] or None,
-            volume_mounts=[k8s.core.v1.VolumeMountArgs(name="config", mount_path=CONF_DIR, read_only=True)],
+        annotations=annotations, container=container, volumes=volumes, opts=opts,
+    )
+
+
+def manage_cron_job(
+    resource_name: str,
+    *,
+    job_name: str,
+    namespace: str,
+    schedule: str,
+    image: str,
+    script: str,
+    config_sources: Sequence[tuple[str, Mapping[str, str]]],
+    env: Mapping[str, str],
+    labels: Mapping[str, str],
+    skip_await: bool,
+    opts: pulumi.ResourceOptions,
+) -> k8s.batch.v1.CronJob:
+    """A CronJob running `script` as manage_job does, one run at a time: a run still
+    going when the next is due makes the next one skip."""
+    container, volumes = _manage_pod(image=image, script=script, config_sources=config_sources, env=env)
+    return k8s.batch.v1.CronJob(
+        resource_name,
+        metadata=kube.object_meta(job_name, namespace, labels, skip_await),
+        spec=k8s.batch.v1.CronJobSpecArgs(
+            schedule=schedule,
+            concurrency_policy="Forbid",
+            job_template=k8s.batch.v1.JobTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(labels)),
+                spec=k8s.batch.v1.JobSpecArgs(
+                    parallelism=1, completions=1, backoff_limit=BACKOFF_LIMIT,
+                    template=k8s.core.v1.PodTemplateSpecArgs(
+                        metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(labels)),
+                        spec=k8s.core.v1.PodSpecArgs(restart_policy="OnFailure", containers=[container],
+                                                     volumes=volumes),
+                    ),
+                ),
+            ),
         ),
-        volumes=[k8s.core.v1.VolumeArgs(
-            name="config", projected=k8s.core.v1.ProjectedVolumeSourceArgs(sources=projected, default_mode=0o400))],
         opts=opts,
     )
 

@@ -13,11 +13,13 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +28,19 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvide
 from pulumi.runtime import rpc
 
 from components.render import config_hash
+from components.settings import RunLimits
 
 ROOT = Path(__file__).resolve().parent.parent
 ANSIBLE_DIR = ROOT / "ansible"
 # The inputs whose change means the node must be configured again.
 RUN_INPUTS = ("playbook", "host", "host_vars", "ssh_private_key", "known_hosts", "files", "public_files", "vars")
 _RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+_PLAY = re.compile(r"^PLAY \[(.*)\] \**$", re.M)
+_TASK = re.compile(r"^(?:TASK|RUNNING HANDLER) \[(.*)\] \**$", re.M)
+# Seconds: to connect to the node, per task, for the whole run (the node set's `timeouts`);
+# these apply to runs recorded before the limits were.
+DEFAULT_TIMEOUTS = asdict(RunLimits())
+STOP_GRACE = 10  # seconds between asking a timed-out run to stop and killing it
 
 
 class PlaybookError(Exception):
@@ -54,6 +63,49 @@ def _keep_log(node: str, playbook: str, check: bool, output: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(fd, "a") as handle:
         handle.write(f"== {time.strftime('%Y-%m-%dT%H:%M:%S')} {playbook}{' (check)' if check else ''}\n{output}\n")
+
+
+def _where(output: str) -> str:
+    """The play and task a run's output last started, e.g. "play 'Deploy nova', task 'Copy files'"."""
+    plays, tasks = _PLAY.findall(output), _TASK.findall(output)
+    if not plays:
+        return "before its first play"
+    return f"play '{plays[-1]}'" + (f", task '{tasks[-1]}'" if tasks else "")
+
+
+def _run_bounded(argv: list[str], cwd: Path, env: Mapping[str, str], limit: int) -> tuple[int | None, str]:
+    """Runs `argv`; (exit status, output), or (None, output so far) when it ran longer
+    than `limit` seconds and was stopped, with everything it started (its own session)."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=limit)
+        return proc.returncode, out
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            out, _ = proc.communicate(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+        return None, out
+
+
+def _ansible_env(workdir: Path, limits: Mapping[str, int]) -> dict[str, str]:
+    """The environment of one ansible-playbook run, everything it keeps below `workdir`."""
+    return {
+        **os.environ,
+        "ANSIBLE_TIMEOUT": str(limits["connect"]),
+        "ANSIBLE_TASK_TIMEOUT": str(limits["task"]),
+        "ANSIBLE_CONFIG": str(ANSIBLE_DIR / "ansible.cfg"),
+        "ANSIBLE_HOME": str(workdir / "ansible-home"),
+        # SSH connections are shared within a run only: each run verifies the node's
+        # host key itself, and a node that hangs is found hung by each run.
+        "ANSIBLE_SSH_CONTROL_PATH_DIR": str(workdir / "cp"),
+        "ANSIBLE_LOCAL_TEMP": str(workdir / "tmp"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORCE_COLOR": "0",
+    }
 
 
 def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check: bool = False) -> dict[str, Any]:
@@ -93,28 +145,26 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
         _write_private(workdir / "inventory.json", json.dumps(inventory))
         extra = {**props.get("vars", {}), "edpm_config_files_src": str(files_dir)}
         _write_private(workdir / "vars.json", json.dumps(extra))
-        env = {
-            **os.environ,
-            "ANSIBLE_CONFIG": str(ANSIBLE_DIR / "ansible.cfg"),
-            "ANSIBLE_HOME": str(workdir / "ansible-home"),
-            "ANSIBLE_LOCAL_TEMP": str(workdir / "tmp"),
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_FORCE_COLOR": "0",
-        }
+        limits = {**DEFAULT_TIMEOUTS, **(props.get("timeouts") or {})}
+        env = _ansible_env(workdir, limits)
         ansible = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or "ansible-playbook"
-        proc = subprocess.run(
+        status, output = _run_bounded(
             [ansible, "-i", str(workdir / "inventory.json"), "-e", f"@{workdir / 'vars.json'}", str(playbook),
              *(["--check"] if check else [])],
-            cwd=ANSIBLE_DIR, env=env, capture_output=True, text=True, check=False,
+            ANSIBLE_DIR, env, int(limits["run"]),
         )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    output = proc.stdout + proc.stderr
     _keep_log(host["name"], props[playbook_key], check, output)
-    if proc.returncode != 0:
-        tail = "\n".join(output.strip().splitlines()[-25:])
+    tail = "\n".join(output.strip().splitlines()[-25:])
+    if status is None:
+        raise PlaybookError(
+            f"ansible-playbook {props[playbook_key]} on {host['name']} did not finish within {limits['run']}s "
+            f"(its node set's nodeTemplate.timeouts.run) and was stopped in {_where(output)}. "
+            f"Check the node, then run `pulumi up` again:\n{tail}")
+    if status != 0:
         raise PlaybookError(f"ansible-playbook {props[playbook_key]} failed on {host['name']} "
-                            f"(exit {proc.returncode}):\n{tail}")
+                            f"in {_where(output)} (exit {status}):\n{tail}")
     match = _RECAP.search(output)
     changed = int(match.group(3)) if match else 0
     ok = int(match.group(2)) if match else 0
@@ -191,6 +241,7 @@ class PlaybookRun(pulumi.dynamic.Resource):
         pinned: Mapping[str, str] | None = None,
         pinned_reason: str = "",
         stop_playbook: str | None = None,
+        timeouts: Mapping[str, int] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         secret_outputs = pulumi.ResourceOptions(additional_secret_outputs=["ssh_private_key", "files"])
@@ -209,6 +260,8 @@ class PlaybookRun(pulumi.dynamic.Resource):
                 "pinned": dict(pinned or {}),
                 "pinned_reason": pinned_reason,
                 "stop_playbook": stop_playbook or "",
+                # not a run input: a new limit applies from the next run on
+                "timeouts": dict(timeouts or DEFAULT_TIMEOUTS),
                 "deployed_hash": None,
                 "last_run": None,
                 "changed": None,

@@ -14,6 +14,7 @@ NOVA = "nova"
 API_PORT = 8774
 METADATA_PORT = 8775
 NOVNCPROXY_PORT = 6080
+MEMCACHED_PORT = 11211
 MIGRATION_SSH_KEY_SECRET = "nova-migration-ssh-key"  # keys ssh-privatekey, ssh-publickey
 
 API = "nova-api"
@@ -53,6 +54,15 @@ def cell_mapping_job(cell: str) -> str:
 
 def host_discover_job(cell: str) -> str:
     return f"{cell_prefix(cell)}-host-discover"
+
+
+def memcached_servers(instance: str, namespace: str) -> str:
+    """memcached as the control plane reaches it: its Service."""
+    return f"{service_host(instance, namespace)}:{MEMCACHED_PORT}"
+
+
+def db_purge_cron_job(cell: str) -> str:
+    return f"{cell_prefix(cell)}-db-purge"
 
 
 def compute_config(cell: str) -> str:

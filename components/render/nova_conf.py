@@ -128,6 +128,7 @@ def _nova_conf(settings: Settings, service: str, creds: Credentials, **context: 
         **{**defaults, **context},
         service=service,
         keystone=_keystone(settings, creds),
+        memcached_servers=names.memcached_servers(settings.nova.memcached_instance, settings.namespace),
     )
 
 

@@ -6,11 +6,15 @@ stack needs only this module, not nova's 130 dependencies. Its shape:
 
     {group: {option: {type, multi, choices, ignore_case, min, max, deprecated_names, secret}}}
 
-`deprecated_names` lists `[group, name]` pairs that oslo.config still accepts.
+`deprecated_names` lists `[group, name]` pairs that oslo.config still accepts;
+`item_type` names the type of a list's items. A group name with `*` stands for
+the groups nova registers only at run time, e.g. `neutron_physnet_*`, one per
+physnet of `[neutron] physnets`.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import sys
@@ -20,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 ENV_VAR = "OPENSTACK_NOVA_OPT_CATALOG"
+# stands for any name in a group that nova registers at run time
+DYNAMIC_WILDCARD = "*"
 
 # The namespaces of nova's own etc/nova/nova-config-generator.conf, plus the
 # libraries whose sections 01-nova.conf sets: [cache], [oslo_limit], [oslo_reports].
@@ -46,6 +52,7 @@ class OptionSpec:
     """What the catalog knows about one option."""
 
     type: str
+    item_type: str | None = None
     multi: bool = False
     choices: tuple[Any, ...] = ()
     ignore_case: bool = False
@@ -61,15 +68,23 @@ class OptionCatalog:
     groups: Mapping[str, Mapping[str, OptionSpec]]
     aliases: Mapping[tuple[str, str], OptionSpec]
 
+    def _options(self, group: str) -> Mapping[str, OptionSpec] | None:
+        if group in self.groups:
+            return self.groups[group]
+        for pattern, options in self.groups.items():
+            if DYNAMIC_WILDCARD in pattern and fnmatch.fnmatchcase(group, pattern):
+                return options
+        return None
+
     def lookup(self, group: str, name: str) -> OptionSpec | None:
-        found = self.groups.get(group, {}).get(name)
+        found = (self._options(group) or {}).get(name)
         return found if found is not None else self.aliases.get((group, name))
 
     def has_group(self, group: str) -> bool:
-        return group in self.groups or any(g == group for g, _ in self.aliases)
+        return self._options(group) is not None or any(g == group for g, _ in self.aliases)
 
     def names_in(self, group: str) -> list[str]:
-        names = list(self.groups.get(group, {}))
+        names = list(self._options(group) or {})
         return names + [n for g, n in self.aliases if g == group]
 
     @classmethod
@@ -81,6 +96,7 @@ class OptionCatalog:
             for name, raw in options.items():
                 spec = OptionSpec(
                     type=str(raw.get("type", "String")),
+                    item_type=raw.get("item_type"),
                     multi=bool(raw.get("multi", False)),
                     choices=tuple(raw.get("choices") or ()),
                     ignore_case=bool(raw.get("ignore_case", False)),
@@ -119,8 +135,10 @@ def _describe(opt: Any, group: str) -> dict[str, Any]:
         # a dashed name can never appear in a config file
         if not old.name or "-" not in old.name
     ]
+    item_type = getattr(opt_type, "item_type", None)
     return {
         "type": type(opt_type).__name__,
+        "item_type": type(item_type).__name__ if item_type is not None else None,
         "multi": bool(opt.multi),
         "choices": [c for c in choices if c is not None],
         "ignore_case": bool(getattr(opt_type, "ignore_case", False)),
@@ -129,6 +147,30 @@ def _describe(opt: Any, group: str) -> dict[str, Any]:
         "deprecated_names": deprecated,
         "secret": bool(opt.secret),
     }
+
+
+def _dynamic_groups() -> dict[str, dict[str, Any]]:
+    """The groups nova registers once its config is loaded, named with the wildcard:
+    nova's own register_dynamic_opts, run with the wildcard as the only physnet."""
+    from nova.conf import neutron
+    from oslo_config import cfg
+
+    registered: list[tuple[Any, str]] = []
+
+    class Recorder(cfg.ConfigOpts):
+        def register_opt(self, opt: Any, group: Any = None, *args: Any, **kwargs: Any) -> bool:
+            registered.append((opt, str(group)))
+            return bool(super().register_opt(opt, group, *args, **kwargs))
+
+    conf = Recorder()
+    conf.register_opt(cfg.ListOpt("physnets", default=[DYNAMIC_WILDCARD]), group="neutron")
+    conf([], project="nova", default_config_files=[])
+    registered.clear()
+    neutron.register_dynamic_opts(conf)
+    groups: dict[str, dict[str, Any]] = {}
+    for opt, group in registered:
+        groups.setdefault(group, {})[opt.dest] = _describe(opt, group)
+    return groups
 
 
 def generate(namespaces: Sequence[str] = NAMESPACES) -> tuple[dict[str, dict[str, Any]], list[str]]:
@@ -152,6 +194,8 @@ def generate(namespaces: Sequence[str] = NAMESPACES) -> tuple[dict[str, dict[str
                 target = catalog.setdefault(name, {})
                 for opt in opts:
                     target[opt.dest] = _describe(opt, name)
+    if "nova.conf" not in skipped:
+        catalog.update(_dynamic_groups())
     for options in catalog.values():
         # keystoneauth registers auth_type/auth_section at run time next to
         # its plugin options; some libraries (oslo.limit) do not list them

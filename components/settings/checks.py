@@ -43,3 +43,15 @@ def url_problem(value: str) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return f"'{value}' is not an http(s) URL, e.g. http://keystone-internal.openstack.svc:5000"
     return None
+
+
+_CRON_MACROS = frozenset({"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"})
+_CRON_FIELD = re.compile(r"^[0-9A-Za-z*?/,-]+$")
+
+
+def cron_problem(value: str) -> str | None:
+    """Why `value` is not a CronJob schedule (five fields, or a macro such as @daily), or None."""
+    fields = value.split()
+    if value.strip() in _CRON_MACROS or (len(fields) == 5 and all(_CRON_FIELD.match(f) for f in fields)):
+        return None
+    return f"'{value}' is not a cron schedule: five fields (minute hour day month weekday), e.g. '0 0 * * *', or @daily"

@@ -62,7 +62,9 @@ def _value_type(spec: OptionSpec) -> types.ConfigType | None:
         return types.Float(min=spec.min, max=spec.max)
     if spec.type == "String" and choices:
         return types.String(choices=choices, ignore_case=spec.ignore_case)
-    return None  # lists, dicts, addresses...: left to oslo.config at run time
+    if spec.type == "List" and spec.item_type == "Integer":
+        return types.List(item_type=types.Integer())
+    return None  # other lists, dicts, addresses...: left to oslo.config at run time
 
 
 def _check_value(section: str, key: str, value: str, spec: OptionSpec) -> str | None:

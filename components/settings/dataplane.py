@@ -21,6 +21,7 @@ from .model import (
     NodeSet,
     NodeTemplate,
     Nova,
+    RunLimits,
     ServiceConfigs,
 )
 from .reader import Obj
@@ -53,6 +54,20 @@ def _service_configs(obj: Obj, catalog: OptionCatalog | None) -> ServiceConfigs:
     return ServiceConfigs(nova=nova, neutron_metadata=neutron)
 
 
+def _run_limits(obj: Obj) -> RunLimits:
+    """How long a node may take: a hung node fails its run, the others go on."""
+    default = RunLimits()
+    limits = RunLimits(
+        connect=obj.integer("connect", default.connect, lo=1, hi=3600),
+        task=obj.integer("task", default.task, lo=1),
+        run=obj.integer("run", default.run, lo=10),
+    )
+    if limits.task > limits.run:
+        obj.ctx.problem(obj.at("task"), f"{limits.task}s is longer than the whole run may take (run: {limits.run}s)")
+    obj.close()
+    return limits
+
+
 def _node_template(obj: Obj) -> NodeTemplate:
     key = obj.secret("ansibleSSHPrivateKey")
     key_file = _expand(obj, "ansibleSSHPrivateKeyFile")
@@ -77,6 +92,7 @@ def _node_template(obj: Obj) -> NodeTemplate:
         ssh_private_key=key,
         ssh_private_key_file=key_file,
         known_hosts_file=known_hosts,
+        timeouts=_run_limits(obj.obj("timeouts")),
     )
     obj.close()
     return template

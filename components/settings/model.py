@@ -83,6 +83,15 @@ class ServiceTemplate:
 
 
 @dataclass(frozen=True)
+class DBPurge:
+    """The cell's periodic archive of deleted rows, and purge of archived ones."""
+
+    schedule: str  # a Kubernetes CronJob schedule
+    archive_age: int  # days after deletion that rows move to the shadow tables
+    purge_age: int  # days after deletion that archived rows are deleted
+
+
+@dataclass(frozen=True)
 class Cell:
     name: str
     database: Database
@@ -91,6 +100,7 @@ class Cell:
     conductor: ServiceTemplate
     metadata: ServiceTemplate
     novncproxy: ServiceTemplate
+    db_purge: DBPurge
 
     @property
     def is_cell0(self) -> bool:
@@ -104,6 +114,7 @@ class Nova:
     messaging_bus: MessageBus
     notifications_bus: MessageBus | None  # None: notifications go to the noop driver
     api_timeout: int
+    memcached_instance: str  # the memcached Service the control plane caches in
     metadata_shared_secret: SecretStr | None
     api: ServiceTemplate
     scheduler: ServiceTemplate
@@ -130,6 +141,15 @@ class ServiceConfigs:
 
 
 @dataclass(frozen=True)
+class RunLimits:
+    """Seconds an Ansible run on a node may take: to connect, per task, in all."""
+
+    connect: int = 30
+    task: int = 600
+    run: int = 1800
+
+
+@dataclass(frozen=True)
 class NodeTemplate:
     ansible_user: str
     ansible_port: int
@@ -137,6 +157,7 @@ class NodeTemplate:
     ssh_private_key: SecretStr | None  # exactly one of key and key file is set
     ssh_private_key_file: str | None  # expanded, absolute
     known_hosts_file: str | None
+    timeouts: RunLimits
 
 
 @dataclass(frozen=True)

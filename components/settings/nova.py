@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .catalog import OptionCatalog
-from .checks import label_problem, url_problem
+from .checks import cron_problem, label_problem, url_problem
 from .customconfig import check as check_snippet
-from .model import CELL0, Cell, Database, Keystone, MessageBus, Nova, ServiceTemplate
+from .model import CELL0, Cell, Database, DBPurge, Keystone, MessageBus, Nova, ServiceTemplate
 from .reader import Obj
 
 MAX_CELL_NAME = 35  # nova-operator: cell CR names are derived from it
@@ -54,6 +54,29 @@ def parse_bus(obj: Obj, cluster: str, user: str) -> MessageBus:
     return bus
 
 
+def _service_name(obj: Obj, key: str, default: str) -> str:
+    name = obj.text(key, default, allow_empty=False)
+    problem = label_problem(name)
+    if problem:
+        obj.ctx.problem(obj.at(key), f"{problem} (a Kubernetes Service name)")
+    return name
+
+
+def _db_purge(obj: Obj) -> DBPurge:
+    """Upstream's defaults: every midnight, archive after 30 days, purge after 90."""
+    schedule = obj.text("schedule", "0 0 * * *", allow_empty=False)
+    problem = cron_problem(schedule)
+    if problem:
+        obj.ctx.problem(obj.at("schedule"), problem)
+    purge = DBPurge(
+        schedule=schedule,
+        archive_age=obj.integer("archiveAge", 30, lo=1),
+        purge_age=obj.integer("purgeAge", 90, lo=1),
+    )
+    obj.close()
+    return purge
+
+
 def _keystone(obj: Obj, namespace: str) -> Keystone:
     urls = {}
     for key, prefix in (("internalURL", "keystone-internal"), ("publicURL", "keystone-public")):
@@ -96,6 +119,7 @@ def _cell(name: str, obj: Obj, api_bus: MessageBus, catalog: OptionCatalog | Non
         conductor=parse_template(obj.obj("conductorServiceTemplate"), catalog),
         metadata=parse_template(obj.obj("metadataServiceTemplate"), catalog, enabled=False),
         novncproxy=parse_template(obj.obj("noVNCProxyServiceTemplate"), catalog, enabled=not is_cell0),
+        db_purge=_db_purge(obj.obj("dbPurge")),
     )
     obj.close()
     return cell
@@ -117,6 +141,7 @@ def parse_nova(obj: Obj, namespace: str, catalog: OptionCatalog | None) -> Nova:
         messaging_bus=api_bus,
         notifications_bus=notifications,
         api_timeout=obj.integer("apiTimeout", 60, lo=10),
+        memcached_instance=_service_name(obj, "memcachedInstance", "memcached"),
         metadata_shared_secret=obj.secret("metadataSharedSecret"),
         api=parse_template(obj.obj("apiServiceTemplate"), catalog),
         scheduler=parse_template(obj.obj("schedulerServiceTemplate"), catalog),

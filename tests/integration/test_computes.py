@@ -4,48 +4,34 @@ supervised on the node and restarted only where its config changed."""
 
 from __future__ import annotations
 
-import re
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+import yaml
 
 from tests.integration.local_env import node, nova_manage, openstack, up
+from tests.integration.nova_compute import (
+    PID_FILE,
+    SUPERVISOR,
+    compute_process,
+    compute_services,
+    eventually,
+    option_dump,
+)
 from tests.integration.stacks import Stack
 
-NS = "openstack"
 CELL_OF = {"edpm-compute-0": "cell1", "edpm-compute-1": "cell2"}
 NODES = tuple(CELL_OF)
 NODE0_CONFIG = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0.customServiceConfig.nova"
-# the edpm_nova role's defaults (kolla_set_configs mode)
-SUPERVISOR = "/var/lib/kolla/nova-compute-supervisor.sh"
-PID_FILE = "/run/node-private/nova-compute-supervisor.pid"
-LOG_FILE = "/var/log/nova/nova-compute.log"
-
-T = TypeVar("T")
 
 
-def eventually(probe: Callable[[], T], ok: Callable[[T], bool], seconds: float = 90) -> T:
-    """`probe()` once `ok` holds of it; its last value (for the assertion) after `seconds`."""
-    deadline = time.time() + seconds
-    while True:
-        value = probe()
-        if ok(value) or time.time() > deadline:
-            return value
-        time.sleep(3)
+def mapped_hosts() -> dict[str, str]:
+    """host -> cell of `nova-manage cell_v2 list_hosts`, for the test nodes."""
+    table = nova_manage("cell_v2", "list_hosts")
+    # | Cell Name | Cell UUID | Hostname |
+    return {cells[3]: cells[1] for line in table.splitlines()
+            if len(cells := [c.strip() for c in line.split("|")]) > 4 and cells[3] in CELL_OF}
 
 
-def compute_process(name: str) -> tuple[int, str, str] | None:
-    """(pid, user, command) of the command the node's supervisor runs, None when none runs."""
-    out = node(name, f"ps -o pid=,user=,args= --ppid \"$(cat {PID_FILE})\"").stdout
-    for line in out.splitlines():
-        pid, user, args = line.split(None, 2)
-        if "nova-compute" in args:
-            return int(pid), user, args
-    return None
-
-
-def compute_services() -> dict[str, dict[str, Any]]:
-    return {s["Host"]: s for s in openstack("compute", "service", "list", "--service", "nova-compute")}
+def resource_providers() -> set[str]:
+    return {p["name"] for p in openstack("resource", "provider", "list")}
 
 
 def test_each_node_runs_nova_compute_as_nova_under_its_supervisor(dev_stack: str) -> None:
@@ -70,25 +56,18 @@ def test_hypervisors_are_listed(dev_stack: str) -> None:
 
 
 def test_host_discovery_mapped_each_compute_to_its_cell(dev_stack: str) -> None:
-    table = nova_manage("cell_v2", "list_hosts")
-    # | Cell Name | Cell UUID | Hostname |
-    mapped = {cells[3]: cells[1] for line in table.splitlines()
-              if len(cells := [c.strip() for c in line.split("|")]) > 4 and cells[3] in CELL_OF}
-    assert mapped == CELL_OF, table
+    assert mapped_hosts() == CELL_OF
 
 
 def test_each_compute_has_a_resource_provider(dev_stack: str) -> None:
-    def names() -> set[str]:
-        return {p["name"] for p in openstack("resource", "provider", "list")}
-    assert set(NODES) <= eventually(names, lambda n: set(NODES) <= n)
+    assert set(NODES) <= eventually(resource_providers, lambda n: set(NODES) <= n)
 
 
 def test_nova_computes_option_dump_shows_the_fake_driver(dev_stack: str) -> None:
     # debug is on: nova-compute logs every option value as it starts
     for name in NODES:
-        log = node(name, f"cat {LOG_FILE}").stdout
-        dumps = re.findall(r"compute_driver\s+= (\S+)", log)
-        assert dumps and dumps[-1] == "fake.FakeDriverWithoutFakeNodes", (name, dumps)
+        dumped = eventually(lambda: option_dump(name, "compute_driver"), bool)  # noqa: B023
+        assert dumped == ["fake.FakeDriverWithoutFakeNodes"], (name, dumped)
 
 
 def test_nova_compute_is_started_again_when_it_dies(dev_stack: str) -> None:
@@ -111,7 +90,28 @@ def test_a_config_change_restarts_nova_compute_on_that_node_only(dev_copy: Stack
                            lambda p: p is not None and p[0] != before["edpm-compute-0"][0])  # type: ignore[index]
     assert restarted is not None and restarted[0] != before["edpm-compute-0"][0], (before, restarted)
     assert compute_process("edpm-compute-1") == before["edpm-compute-1"]
+    # the running process (the new pid) dumped the new value
+    assert eventually(lambda: option_dump("edpm-compute-0", "report_interval"), bool) == ["9"]
 
-    def dumped() -> list[str]:
-        return re.findall(r"report_interval\s+= (\S+)", node("edpm-compute-0", f"cat {LOG_FILE}").stdout)
-    assert eventually(dumped, lambda d: d[-1:] == ["9"])[-1:] == ["9"]
+
+def test_removing_a_node_stops_nova_compute_and_deletes_its_records(dev_copy: Stack) -> None:
+    assert "edpm-compute-1" in compute_services() and mapped_hosts()["edpm-compute-1"] == "cell2"
+    config = yaml.safe_load(dev_copy.file.read_text())
+    del config["config"]["openstack-nova:dataplane"]["nodeSets"]["edpm-compute"]["nodes"]["edpm-compute-1"]
+    dev_copy.file.write_text(yaml.safe_dump(config))
+    result = up(dev_copy.name, cwd=dev_copy.project)
+    deleted = sorted(name for op, _, name in result["steps"] if op == "delete")
+    # cell2 is left without computes, so its host discovery goes too
+    assert deleted == ["edpm-compute-1-marker", "edpm-compute-1-neutron-metadata", "edpm-compute-1-nova",
+                       "nova-cell2-host-discover"]
+    assert compute_process("edpm-compute-1") is None
+    assert node("edpm-compute-1", f"{SUPERVISOR} status {PID_FILE}").stdout.startswith("not running")
+    assert node("edpm-compute-1", "test -e /etc/nova/nova.conf.d").returncode != 0
+    # the service record, and with it (nova's own cleanup) the host mapping and resource provider
+    assert "edpm-compute-1" not in compute_services()
+    assert "edpm-compute-1" not in mapped_hosts()
+    assert "edpm-compute-1" not in resource_providers()
+    assert "edpm-compute-1" not in {h["Hypervisor Hostname"] for h in openstack("hypervisor", "list")}
+    # the other node is untouched
+    assert node("edpm-compute-0", "test -e /etc/nova/nova.conf.d/01-nova.conf").returncode == 0
+    assert compute_services()["edpm-compute-0"]["State"] == "up"

@@ -4,7 +4,10 @@ only on the nodes a change concerns, and what a node may not do."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +16,7 @@ import yaml
 from components.playbook import run_playbook
 from components.settings.catalog import NAMESPACES
 from tests.integration.local_env import ENV, ROOT, node, pulumi, revealed, run, up
+from tests.integration.nova_compute import compute_services, eventually, option_dump
 from tests.integration.stacks import Stack
 
 NODES = ("edpm-compute-0", "edpm-compute-1")
@@ -89,18 +93,28 @@ def test_a_deployed_nodes_cell_cannot_change(dev_copy: Stack) -> None:
     assert dev_copy.resources() == before
 
 
-def test_removing_a_node_stops_its_services(dev_copy: Stack) -> None:
+def test_a_hung_node_fails_within_its_limit_and_the_others_go_on(dev_copy: Stack) -> None:
     config = yaml.safe_load(dev_copy.file.read_text())
-    nodes = config["config"]["openstack-nova:dataplane"]["nodeSets"]["edpm-compute"]["nodes"]
-    del nodes["edpm-compute-1"]
+    node_set = config["config"]["openstack-nova:dataplane"]["nodeSets"]["edpm-compute"]
+    node_set["nodeTemplate"]["timeouts"] = {"connect": 5, "task": 60, "run": 120}
+    node_set.setdefault("customServiceConfig", {})["neutron-metadata"] = "[DEFAULT]\ndebug = true\n"
     dev_copy.file.write_text(yaml.safe_dump(config))
-    result = up(dev_copy.name, cwd=dev_copy.project)
-    deleted = sorted(name for op, _, name in result["steps"] if op == "delete")
-    # cell2 is left without computes, so its host discovery goes too
-    assert deleted == ["edpm-compute-1-marker", "edpm-compute-1-neutron-metadata", "edpm-compute-1-nova",
-                       "nova-cell2-host-discover"]
-    assert node("edpm-compute-1", "test -e /etc/nova/nova.conf.d").returncode != 0
-    assert node("edpm-compute-0", "test -e /etc/nova/nova.conf.d/01-nova.conf").returncode == 0
+    extra = "/var/lib/openstack/neutron-ovn-metadata-agent/25-neutron-metadata-extra.conf"
+    # edpm-compute-1 accepts TCP connections (the kernel does) but its sshd never answers
+    sshd = (Path(ENV["OPENSTACK_NOVA_ENV"]) / "nodes" / "edpm-compute-1" / "sshd.pid").read_text().strip()
+    os.kill(int(sshd), signal.SIGSTOP)
+    try:
+        result = dev_copy.cli("up", "--yes", "--skip-preview", check=False)
+    finally:
+        os.kill(int(sshd), signal.SIGCONT)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "ansible-playbook neutron-metadata.yml failed on edpm-compute-1 in play " in output, output[-3000:]
+    # SSH's own words: the node answers TCP but never speaks
+    assert "Connection timed out during banner exchange" in output and "Traceback" not in output, output[-3000:]
+    # the other node went on
+    assert node(NODES[0], f"cat {extra}").stdout == "[DEFAULT]\ndebug = true\n"
+    assert node(NODES[1], f"test -e {extra}").returncode != 0
 
 
 def test_a_custom_service_runs_after_the_node_sets_services(dev_copy: Stack) -> None:
@@ -137,6 +151,15 @@ def _validator_errors(name: str, conf: str, namespaces: list[str]) -> tuple[int,
     proc = node(name, f"'{ENV['OPENSTACK_NOVA_ENV']}/kolla/python' -m oslo_config.validator {args} --input-file {conf}")
     errors = {ln.split(":", 2)[2].split(" ", 1)[0] for ln in proc.stderr.splitlines() if ln.startswith("ERROR:")}
     return proc.returncode, errors
+
+
+def test_ci_live_migration_snippet_reaches_nova_compute_on_both_nodes(live_migration_stack: str) -> None:
+    for name in NODES:
+        # what the running nova-compute itself reports in its start-up option dump
+        dumped = eventually(lambda: option_dump(name, "libvirt.cpu_mode"), bool)  # noqa: B023
+        assert dumped == ["custom"], (name, dumped)
+        assert option_dump(name, "libvirt.cpu_models") == ["['Nehalem']"], name
+        assert compute_services("openstack-lm")[name]["State"] == "up", name
 
 
 def test_ci_live_migration_snippet_is_loaded_on_both_nodes(live_migration_stack: str) -> None:

@@ -5,9 +5,11 @@ with cluster DNS that pods and EDPM nodes use."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi
@@ -28,8 +30,15 @@ def test_plugins_come_from_the_local_cache(dev_stack: str) -> None:
 
 
 def test_not_root_gets_one_line() -> None:
-    proc = _run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(DEVENV / "start.sh")],
-                dict(os.environ))
+    # A copy in a directory anyone may enter: the checkout itself may sit under
+    # /root, which an unprivileged user cannot reach.
+    with tempfile.TemporaryDirectory() as scratch:
+        scripts = Path(scratch)
+        scripts.chmod(0o755)
+        for name in ("start.sh", "lib.sh"):
+            shutil.copy2(DEVENV / name, scripts / name)
+        proc = _run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(scripts / "start.sh")],
+                    dict(os.environ))
     assert proc.returncode != 0
     assert proc.stderr.strip().splitlines() == ["start.sh: must run as root: network namespaces and mounts need it"]
 

@@ -197,3 +197,78 @@ def test_api_behind_internal_and_public_services(mocks: RecordingMocks) -> pulum
         assert services["nova-public"]["spec"]["ports"][0]["port"] == 8774
 
     return build(mocks, settings()).apply(check)
+
+
+CRONJOB = "kubernetes:batch/v1:CronJob"
+
+
+@pulumi.runtime.test
+def test_each_cell_archives_and_purges_its_database(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    cells = {"cell0": {}, "cell1": {}, "cell2": {"dbPurge": {"schedule": "@weekly", "archiveAge": 7, "purgeAge": 14}}}
+
+    def check(_: Any) -> None:
+        crons = {i["metadata"]["name"]: i for i in mocks.of_type(CRONJOB).values()}
+        assert set(crons) == {"nova-cell0-db-purge", "nova-cell1-db-purge", "nova-cell2-db-purge"}
+        for name, cron in crons.items():
+            spec = cron["spec"]
+            job = spec["jobTemplate"]["spec"]
+            pod = job["template"]["spec"]
+            assert (spec["concurrencyPolicy"], job["parallelism"], job["completions"]) == ("Forbid", 1, 1), name
+            container = pod["containers"][0]
+            script = container["command"][2]
+            assert "db archive_deleted_rows --verbose --until-complete --task-log --before" in script
+            assert "db purge --verbose --before" in script
+            assert script.index("archive_deleted_rows") < script.index("db purge")
+            sources = [s["secret"]["name"] for s in pod["volumes"][0]["projected"]["sources"]]
+            # the API database (superconductor's config) first, then the cell's own database
+            cell = name.split("-")[1]
+            expected = ["nova-cell0-conductor-config-data"]
+            if cell != "cell0":
+                expected.append(f"nova-{cell}-conductor-config-data")
+            assert sources == expected, name
+        # upstream's defaults, and a cell's own
+        assert crons["nova-cell1-db-purge"]["spec"]["schedule"] == "0 0 * * *"
+        env = {e["name"]: e["value"] for e in
+               crons["nova-cell1-db-purge"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert env == {"ARCHIVE_AGE": "30", "PURGE_AGE": "90"}
+        cell2 = crons["nova-cell2-db-purge"]["spec"]
+        env2 = {e["name"]: e["value"] for e in cell2["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert (cell2["schedule"], env2) == ("@weekly", {"ARCHIVE_AGE": "7", "PURGE_AGE": "14"})
+
+    return build(mocks, settings(cellTemplates=cells)).apply(check)
+
+
+PLAYBOOK_RUN = "pulumi-python:dynamic:Resource"
+
+
+@pulumi.runtime.test
+def test_node_runs_carry_their_node_sets_time_limits(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    from components.dataplane import ControlPlaneFiles, EdpmNodeSet
+
+    key = tmp_path / "id"
+    key.write_text("key\n")
+
+    def node_set(timeouts: dict[str, int]) -> dict[str, Any]:
+        return {"cell": "cell1", "nodes": {"n0": {"ansibleHost": "192.0.2.10"}},
+                "nodeTemplate": {"ansibleSSHPrivateKeyFile": str(key), **({"timeouts": timeouts} if timeouts else {})}}
+
+    raw = {"kubernetes": {"skipAwait": True}, "dataplane": {"nodeSets": {
+        "fast": node_set({"connect": 5, "task": 60, "run": 300}), "default": node_set({})}}}
+    raw["dataplane"]["nodeSets"]["default"]["nodes"] = {"n1": {"ansibleHost": "192.0.2.11"}}
+    s = load(raw, catalog=None)
+    empty = pulumi.Output.from_input({"01-nova.conf": ""})
+    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: empty},
+                              migration_private_key=pulumi.Output.from_input("k"),
+                              migration_public_key=pulumi.Output.from_input("k.pub"))
+    sets = [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services) for n in s.dataplane.node_sets]
+
+    def check(_: Any) -> None:
+        runs = {n: a for n, a in mocks.of_type(PLAYBOOK_RUN).items() if n.startswith(("n0-", "n1-"))}
+        assert {n for n in runs} >= {"n0-nova", "n1-nova", "n0-marker", "n1-neutron-metadata"}
+        for name, inputs in runs.items():
+            want = {"connect": 5, "task": 60, "run": 300} if name.startswith("n0-") else {
+                "connect": 30, "task": 600, "run": 1800}
+            assert inputs["timeouts"] == want, name
+
+    urns = [r.urn for ns in sets for runs in ns.runs.values() for r in runs.values()]
+    return pulumi.Output.all(*urns).apply(check)

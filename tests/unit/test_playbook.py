@@ -3,11 +3,13 @@ again, and what may never change."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from components.playbook import PlaybookError, _PlaybookProvider
+from components.playbook import PlaybookError, _ansible_env, _PlaybookProvider, _run_bounded, _where
 
 PROPS: dict[str, Any] = {
     "playbook": "nova.yml",
@@ -44,3 +46,47 @@ def test_a_pinned_value_cannot_change() -> None:
 
 def test_outputs_alone_do_not_mean_a_run() -> None:
     assert diff({**PROPS, "deployed_hash": "a", "last_run": "x"}, {**PROPS, "deployed_hash": None}) is False
+
+
+def test_a_new_time_limit_alone_does_not_mean_a_run() -> None:
+    assert diff({**PROPS, "timeouts": {"connect": 30, "task": 600, "run": 1800}},
+                {**PROPS, "timeouts": {"connect": 5, "task": 60, "run": 120}}) is False
+
+
+OUTPUT = """
+PLAY [Deploy nova-compute] *****************************************************
+
+TASK [edpm_nova : Copy the files] **********************************************
+changed: [edpm-compute-1]
+
+RUNNING HANDLER [edpm_nova : Restart nova] *************************************
+"""
+
+
+def test_a_failure_names_the_play_and_task_it_happened_in() -> None:
+    assert _where(OUTPUT) == "play 'Deploy nova-compute', task 'edpm_nova : Restart nova'"
+    assert _where("PLAY [Stop nova-compute] ***\n") == "play 'Stop nova-compute'"
+    assert _where("ERROR! the playbook could not be found\n") == "before its first play"
+
+
+def test_a_run_past_its_limit_is_stopped_with_all_it_started(tmp_path: Path) -> None:
+    child = tmp_path / "child.pid"
+    script = f'echo "PLAY [p] ***"; sleep 300 & echo $! > {child}; wait'
+    status, output = _run_bounded(["sh", "-c", script], tmp_path, dict(os.environ), limit=1)
+    assert status is None and "PLAY [p]" in output
+    stat = Path(f"/proc/{int(child.read_text())}/stat")
+    # gone, or dead and not yet reaped by whoever inherited it
+    assert not stat.exists() or stat.read_text().split(")")[-1].split()[0] == "Z"
+
+
+def test_a_run_within_its_limit_reports_its_exit_status(tmp_path: Path) -> None:
+    assert _run_bounded(["sh", "-c", "echo out; echo err >&2; exit 3"], tmp_path, dict(os.environ), limit=30) == (
+        3, "out\nerr\n")
+
+
+def test_a_run_keeps_its_ssh_connections_and_limits_to_itself(tmp_path: Path) -> None:
+    env = _ansible_env(tmp_path, {"connect": 5, "task": 60, "run": 120})
+    assert (env["ANSIBLE_TIMEOUT"], env["ANSIBLE_TASK_TIMEOUT"]) == ("5", "60")
+    # no connection of another run (another known_hosts, a node since hung) is reused
+    assert env["ANSIBLE_SSH_CONTROL_PATH_DIR"] == str(tmp_path / "cp")
+    assert all(env[k].startswith(str(tmp_path)) for k in ("ANSIBLE_HOME", "ANSIBLE_LOCAL_TEMP"))

@@ -250,6 +250,67 @@ def test_api_and_scheduler(settings: Settings, creds: Credentials) -> None:
     assert "nova_cell0" in scheduler["database"]["connection"]
 
 
+# upstream's scheduling: filters for PCI, NUMA, aggregates and host affinity, placement
+# prefilters, no VCPU fallback for PCPU flavors; resize onto the same host allowed
+SCHEDULER_OPTIONS = {
+    ("filter_scheduler", "available_filters"): "nova.scheduler.filters.all_filters",
+    ("filter_scheduler", "enabled_filters"): (
+        "AggregateInstanceExtraSpecsFilter,ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,"
+        "ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter,SameHostFilter,DifferentHostFilter,"
+        "PciPassthroughFilter,NUMATopologyFilter"
+    ),
+    ("filter_scheduler", "shuffle_best_same_weighed_hosts"): "true",
+    ("scheduler", "limit_tenants_to_placement_aggregate"): "true",
+    ("scheduler", "placement_aggregate_required_for_tenants"): "false",
+    ("scheduler", "query_placement_for_routed_network_aggregates"): "true",
+    ("scheduler", "query_placement_for_image_type_support"): "true",
+    ("scheduler", "enable_isolated_aggregate_filtering"): "true",
+    ("scheduler", "image_metadata_prefilter"): "true",
+    ("workarounds", "disable_fallback_pcpu_query"): "true",
+}
+
+
+def test_scheduling_options_as_upstream(settings: Settings, creds: Credentials) -> None:
+    scheduler = ini(files_of(settings, creds, NovaService.SCHEDULER, None)["01-nova.conf"])
+    # upstream's query_placement_for_availability_zone is gone from nova 34: always on
+    assert "query_placement_for_availability_zone" not in scheduler["scheduler"]
+    assert {key: scheduler[key[0]].get(key[1]) for key in SCHEDULER_OPTIONS} == SCHEDULER_OPTIONS
+    api = ini(files_of(settings, creds, NovaService.API, None)["01-nova.conf"])
+    assert api["DEFAULT"]["allow_resize_to_same_host"] == "true"
+    conductor = ini(files_of(settings, creds, NovaService.CONDUCTOR, "cell1")["01-nova.conf"])
+    assert not conductor.has_section("filter_scheduler") and "allow_resize_to_same_host" not in conductor["DEFAULT"]
+
+
+@pytest.mark.parametrize(("service", "cell"), SERVICES)
+def test_control_plane_caches_in_memcached(
+    service: NovaService, cell: str | None, settings: Settings, creds: Credentials
+) -> None:
+    conf = ini(files_of(settings, creds, service, cell)["01-nova.conf"])
+    assert (conf["cache"]["backend"], conf["cache"]["memcache_servers"]) == (
+        "dogpile.cache.memcached", "memcached.openstack.svc:11211")
+    if conf.has_section("keystone_authtoken"):
+        assert conf["keystone_authtoken"]["memcached_servers"] == "memcached.openstack.svc:11211"
+
+
+def test_memcached_instance_is_the_stacks(creds: Credentials) -> None:
+    conf = ini(files_of(make_settings(memcachedInstance="cache-a"), creds, NovaService.API, None)["01-nova.conf"])
+    assert conf["cache"]["memcache_servers"] == "cache-a.openstack.svc:11211"
+    # compute nodes keep an in-process cache
+    compute = ini(compute_config_files(make_settings(), make_settings().nova.cell("cell1"), creds)["01-nova.conf"])
+    assert "memcached_servers" not in compute["keystone_authtoken"]
+
+
+@pytest.mark.parametrize(("service", "cell"), SERVICES)
+def test_glance_is_called_with_the_users_token_and_the_service_token(
+    service: NovaService, cell: str | None, settings: Settings, creds: Credentials
+) -> None:
+    conf = ini(files_of(settings, creds, service, cell)["01-nova.conf"])
+    # nova 34 has no auth options in [glance] (unlike upstream's template, which sets them)
+    glance = {key: conf["glance"][key] for key in conf["glance"] if key not in conf.defaults()}
+    assert glance == {"region_name": "regionOne", "valid_interfaces": "internal"}
+    assert conf["service_user"]["send_service_user_token"] == "true"
+
+
 @pytest.mark.parametrize(("service", "port", "module"), [
     (NovaService.API, 8774, "nova.wsgi.osapi_compute"),
     (NovaService.METADATA, 8775, "nova.wsgi.metadata"),
@@ -320,7 +381,7 @@ def test_cell_metadata() -> None:
 
 def test_novncproxy(settings: Settings, creds: Credentials) -> None:
     conf = ini(files_of(settings, creds, NovaService.NOVNCPROXY, "cell1")["01-nova.conf"])
-    assert (conf["vnc"]["novncproxy_host"], conf["vnc"]["novncproxy_port"]) == ("0.0.0.0", "6080")
+    assert (conf["vnc"]["novncproxy_host"], conf["vnc"]["novncproxy_port"]) == ("::0", "6080")
     assert conf["DEFAULT"]["debug"] == "false"
     assert conf["DEFAULT"]["transport_url"] == creds.cell_transport_urls["cell1"]
     assert not conf.has_section("api_database")

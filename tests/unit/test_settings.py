@@ -106,6 +106,7 @@ def test_empty_config_gives_defaults() -> None:
     assert (nova.messaging_bus.cluster, nova.messaging_bus.user) == ("rabbitmq", "nova-api")
     assert nova.notifications_bus is None
     assert nova.api_timeout == 60 and nova.metadata.enabled
+    assert nova.memcached_instance == "memcached"
     assert [c.name for c in nova.cells] == ["cell0", "cell1"]
     cell0, cell1 = nova.cells
     assert cell0.messaging_bus == nova.messaging_bus
@@ -114,7 +115,19 @@ def test_empty_config_gives_defaults() -> None:
     assert (cell1.database.instance, cell1.database.account) == ("openstack-cell1", "nova-cell1")
     assert (cell1.messaging_bus.cluster, cell1.messaging_bus.user) == ("rabbitmq-cell1", "nova-cell1")
     assert cell1.novncproxy.enabled and cell1.has_api_access
+    assert (cell1.db_purge.schedule, cell1.db_purge.archive_age, cell1.db_purge.purge_age) == ("0 0 * * *", 30, 90)
     assert settings.dataplane.node_sets == () and settings.extra_mounts == ()
+
+
+def test_db_purge_schedule_must_be_a_cron_schedule() -> None:
+    raw = {"nova": {"cellTemplates": {"cell0": {"dbPurge": {"schedule": "@daily"}},
+                                      "cell1": {"dbPurge": {"schedule": "every night", "archiveAge": 0}}}}}
+    problems = problems_of(raw)
+    assert problems[P + "nova.cellTemplates.cell1.dbPurge.schedule"] == (
+        "'every night' is not a cron schedule: five fields (minute hour day month weekday), e.g. '0 0 * * *', or @daily"
+    )
+    assert P + "nova.cellTemplates.cell1.dbPurge.archiveAge" in problems
+    assert len(problems) == 2
 
 
 def test_good_config_loads() -> None:
@@ -307,6 +320,14 @@ CASES: list[tuple[str, Any, str]] = [
     ("extraMounts", [{"propagation": ["NovaApi"]}], "extraMounts[0].propagation[0]"),
     ("extraMounts", {"name": "x"}, "extraMounts"),
     ("nodesets", {}, "nodesets"),
+    ("nova.memcachedInstance", "Memcached_1", "nova.memcachedInstance"),
+    ("dataplane.nodeSets.edpm-b.nodeTemplate.timeouts", {"task": 100, "run": 50},
+     "dataplane.nodeSets.edpm-b.nodeTemplate.timeouts.task"),
+    ("dataplane.nodeSets.edpm-b.nodeTemplate.timeouts", {"connect": 0},
+     "dataplane.nodeSets.edpm-b.nodeTemplate.timeouts.connect"),
+    ("dataplane.nodeSets.edpm-b.nodeTemplate.timeouts", {"hang": 5},
+     "dataplane.nodeSets.edpm-b.nodeTemplate.timeouts.hang"),
+    ("nova.cellTemplates.cell1.dbPurge", {"purgeAge": "ninety"}, "nova.cellTemplates.cell1.dbPurge.purgeAge"),
 ]
 
 

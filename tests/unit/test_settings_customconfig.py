@@ -141,3 +141,37 @@ def test_generated_catalog_knows_nova(nova_catalog: OptionCatalog) -> None:
     assert check("[libvirt]\ncpu_modle = Nehalem\n", nova_catalog) == [
         "[libvirt] cpu_modle is not a nova option; did you mean cpu_mode?"
     ]
+
+
+# From an NFV node set: physnets with their NUMA affinity, repeated options.
+NFV_SNIPPET = """\
+[neutron]
+physnets = dpdk1, dpdk2
+[neutron_physnet_dpdk1]
+numa_nodes = 0
+[neutron_physnet_dpdk2]
+numa_nodes = 0,1
+[neutron_tunnel]
+numa_nodes = 1
+[pci]
+device_spec = {"vendor_id": "8086", "product_id": "154d", "physical_network": "dpdk1"}
+device_spec = {"vendor_id": "8086", "product_id": "10fb", "physical_network": "dpdk2"}
+[DEFAULT]
+reserved_huge_pages = node:0,size:1GB,count:1
+reserved_huge_pages = node:1,size:1GB,count:1
+"""
+
+
+@pytest.mark.nova
+def test_groups_nova_registers_at_run_time_are_checked(nova_catalog: OptionCatalog) -> None:
+    assert check(NFV_SNIPPET, nova_catalog) == []
+    assert check("[neutron_physnet_dpdk1]\nnuma_node = 0\n", nova_catalog) == [
+        "[neutron_physnet_dpdk1] numa_node is not a nova option; did you mean numa_nodes?"
+    ]
+    assert check("[neutron_tunnel]\nnuma_nodes = 0,x\n", nova_catalog) == [
+        "[neutron_tunnel] numa_nodes = '0,x' is not valid: invalid literal for int() with base 10: 'x'"
+    ]
+    # the wildcard stands for a physnet's name only
+    assert check("[neutron_physnets]\nnuma_nodes = 0\n", nova_catalog)[0].startswith(
+        "[neutron_physnets] is not a nova config section"
+    )
