@@ -5,6 +5,7 @@ import pulumi
 from components import k8s as kube
 from components.controlplane import NovaControlPlane
 from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NovaMigrationSSHKey
+from components.render import known_hosts_block
 from components.settings import SettingsError
 from components.settings.source import from_pulumi_config
 
@@ -32,7 +33,9 @@ files = ControlPlaneFiles(
     migration_private_key=migration_key.private_key,
     migration_public_key=migration_key.public_key,
 )
-node_sets = [EdpmNodeSet(s.name, s, files, settings.dataplane.custom_services) for s in settings.dataplane.node_sets]
+known_hosts = known_hosts_block(settings.dataplane.node_sets)
+node_sets = [EdpmNodeSet(s.name, s, files, settings.dataplane.custom_services, known_hosts)
+             for s in settings.dataplane.node_sets]
 
 # Once a cell's computes are deployed, its host discovery runs (again for each new compute).
 for cell_name, cell in control_plane.cells.items():

@@ -20,12 +20,14 @@ from components.generated import GeneratedSSHKey
 from components.playbook import PlaybookRun
 from components.render import (
     HOST_SPECIFIC_CONF,
+    SSH_KNOWN_HOSTS_BLOCK,
     host_specific_conf,
+    libvirt_config_files,
     names,
     neutron_metadata_extra_files,
     nova_extra_files,
 )
-from components.settings import CustomService, Node, NodeSet, Settings
+from components.settings import LIBVIRT, SSH_KNOWN_HOSTS, CustomService, Node, NodeSet, Settings
 
 T = TypeVar("T")
 
@@ -89,10 +91,13 @@ class EdpmNodeSet(pulumi.ComponentResource):
         node_set: NodeSet,
         control_plane: ControlPlaneFiles,
         custom_services: Mapping[str, CustomService],
+        known_hosts_block: str,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`known_hosts_block`: the host keys of every node of the stack, for ssh-known-hosts."""
         super().__init__("openstack-nova:dataplane:EdpmNodeSet", name, {}, opts)
         self._node_set, self._control_plane, self._custom = node_set, control_plane, custom_services
+        self._known_hosts_block = known_hosts_block
         template = node_set.node_template
         key = (template.ssh_private_key.reveal() if template.ssh_private_key is not None
                else _read(template.ssh_private_key_file))
@@ -159,6 +164,11 @@ class EdpmNodeSet(pulumi.ComponentResource):
             return self._nova(node, after)
         if service == "neutron-metadata":
             return self._neutron_metadata(node, after)
+        if service == LIBVIRT:
+            return self._run(node, service, "libvirt.yml", after, public_files=libvirt_config_files())
+        if service == SSH_KNOWN_HOSTS:
+            return self._run(node, service, "ssh-known-hosts.yml", after,
+                             public_files={SSH_KNOWN_HOSTS_BLOCK: self._known_hosts_block})
         custom = self._custom[service]
         return self._run(node, service, custom.playbook, after, public_files=dict(custom.files),
                          variables={"edpm_service_name": service})

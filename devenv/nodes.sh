@@ -20,12 +20,14 @@ BRIDGE=novaedpm0
 NET=192.168.122
 GATEWAY=$NET.1
 NOVA_ID=42436
+LIBVIRT_ID=42473
 # Names resolve through the cluster's DNS (reached through the host), as in a pod.
 CLUSTER_DNS=10.96.0.10
 DNS_NAMESPACE=${EDPM_DNS_NAMESPACE:-openstack}
 # Directories that belong to each node alone (bound over the host's).
 PRIVATE_DIRS=(/var/lib/openstack /var/lib/kolla /etc/nova /var/lib/nova /etc/containers
-  /etc/kolla /etc/neutron /var/lib/neutron /etc/ceph /home/nova /run/node-private /var/log/nova)
+  /etc/kolla /etc/neutron /var/lib/neutron /etc/ceph /home/nova /run/node-private /var/log/nova /etc/ssh
+  /etc/libvirt /etc/sasl2 /var/log/libvirt)
 
 node_name() { echo "edpm-compute-$1"; }
 node_ip() { echo "$NET.$((100 + $1))"; }
@@ -53,6 +55,9 @@ node_up() { # index: netns there, our sshd alive and answering
     pid_is "$(sshd_pid "$1")" "$(sshd_mark "$1")" &&
     wait_tcp "$(node_ip "$1")" 22 1
 }
+# What a running node was started with; nodes started otherwise are restarted.
+layout_id() { { printf '%s\n' "${PRIVATE_DIRS[@]}"; declare -f write_sshd_config write_accounts; } | sha256sum | cut -c1-16; }
+layout_current() { [ "$(cat "$NODES_DIR/layout" 2>/dev/null)" = "$(layout_id)" ]; }
 recorded_count() { [ -f "$NODES_JSON" ] && python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$NODES_JSON" || echo 0; }
 all_up() { # count
   local i
@@ -164,11 +169,13 @@ setup_bridge() {
   ip link set "$BRIDGE" up
 }
 
-# The node's own passwd/group: the host's plus nova, so kolla can chown to
-# nova inside the node without adding a user to the host.
+# The node's own passwd/group: the host's plus nova and libvirt, so kolla can
+# chown to nova inside the node without adding a user to the host (the files
+# are bind mounts: useradd could not replace them).
 write_accounts() { # node-dir
-  { grep -v '^nova:' /etc/passwd; echo "nova:x:$NOVA_ID:$NOVA_ID:nova:/var/lib/nova:/bin/sh"; } >"$1/passwd"
-  { grep -v '^nova:' /etc/group; echo "nova:x:$NOVA_ID:"; } >"$1/group"
+  { grep -v '^\(nova\|libvirt\):' /etc/passwd; echo "nova:x:$NOVA_ID:$NOVA_ID:nova:/var/lib/nova:/bin/sh"
+    echo "libvirt:x:$LIBVIRT_ID:$LIBVIRT_ID:libvirt:/var/lib/libvirt:/sbin/nologin"; } >"$1/passwd"
+  { grep -v '^\(nova\|libvirt\):' /etc/group; echo "nova:x:$NOVA_ID:"; echo "libvirt:x:$LIBVIRT_ID:"; } >"$1/group"
   chmod 644 "$1/passwd" "$1/group"
 }
 
@@ -186,7 +193,7 @@ ListenAddress $(node_ip "$1")
 Port 22
 HostKey "$d/ssh_host_ed25519_key"
 PidFile "$d/sshd.pid"
-AuthorizedKeysFile "$d/authorized_keys"
+AuthorizedKeysFile "$d/authorized_keys" /home/%u/.ssh/authorized_keys
 PermitRootLogin prohibit-password
 PubkeyAuthentication yes
 PasswordAuthentication no
@@ -293,11 +300,13 @@ cmd_start() {
   mkdir -p "$RUN_DIR" "$NODES_DIR"
   take_lock "$RUN_DIR/nodes.lock"
   check_owner
-  if all_up "$count"; then note "already running: $count nodes"; return 0; fi
+  if all_up "$count" && layout_current; then note "already running: $count nodes"; return 0; fi
   if anything_left; then
     prev=$(recorded_count)
     teardown
-    if [ "$prev" -ne "$count" ] && [ "$prev" -gt 0 ]; then
+    if [ "$prev" -eq "$count" ] && ! layout_current; then
+      note "the nodes' layout changed (devenv/nodes.sh): restarting the nodes"
+    elif [ "$prev" -ne "$count" ] && [ "$prev" -gt 0 ]; then
       note "node count changes from $prev to $count: restarting the nodes"
     else
       note "recovered stale node state (netns, bridge or sshd of an earlier run); starting fresh"
@@ -318,6 +327,7 @@ cmd_start() {
   done
   write_known_hosts "$count"
   write_nodes_json "$count"
+  layout_id >"$NODES_DIR/layout"
   for ((i = 0; i < count; i++)); do
     wait_tcp "$(node_ip "$i")" 22 20 || die "sshd of $(node_name "$i") does not answer on $(node_ip "$i"):22; see $(node_dir "$i")/sshd.log"
   done

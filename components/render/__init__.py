@@ -4,10 +4,11 @@ Nothing here imports Pulumi; templates live in components/templates/.
 """
 
 from .credentials import Credentials, database_url, transport_url
-from .edpm import neutron_metadata_extra_files, nova_extra_files
+from .edpm import SSH_KNOWN_HOSTS_BLOCK, known_hosts_block, neutron_metadata_extra_files, nova_extra_files
 from .hashing import config_hash
 from .keystone import compute_endpoints, keystone_registration_files
 from .kolla import compute_config_json, service_config_json
+from .libvirt import LIBVIRT_DAEMONS, libvirt_config_files
 from .metadata import METADATA_CONF, metadata_host, metadata_neutron_config
 from .names import metadata_neutron_secret_name
 from .nova_conf import (
@@ -27,10 +28,12 @@ from .nova_conf import (
 __all__ = [
     "BLANK_CONF",
     "HOST_SPECIFIC_CONF",
+    "LIBVIRT_DAEMONS",
     "METADATA_CONF",
     "NOVA_CONF",
     "OVERRIDE_CONF",
     "RUNTIMES",
+    "SSH_KNOWN_HOSTS_BLOCK",
     "Credentials",
     "NovaService",
     "Runtime",
@@ -41,6 +44,8 @@ __all__ = [
     "database_url",
     "host_specific_conf",
     "keystone_registration_files",
+    "known_hosts_block",
+    "libvirt_config_files",
     "metadata_host",
     "metadata_neutron_config",
     "metadata_neutron_secret_name",

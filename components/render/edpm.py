@@ -8,12 +8,16 @@ after 02-; the neutron metadata role copies only `*metadata*conf`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from components.settings import Node, NodeSet
+from components.settings.knownhosts import lookup_name
 
 NOVA_EXTRA = "25-nova-extra.conf"
 NOVA_EXTRA_HOST = "26-nova-extra-host.conf"
 NEUTRON_METADATA_EXTRA = "25-neutron-metadata-extra.conf"
 NEUTRON_METADATA_EXTRA_HOST = "26-neutron-metadata-extra-host.conf"
+SSH_KNOWN_HOSTS_BLOCK = "ssh_known_hosts"
 
 
 def _files(pairs: list[tuple[str, str]]) -> dict[str, str]:
@@ -38,3 +42,16 @@ def neutron_metadata_extra_files(node_set: NodeSet, node: Node) -> dict[str, str
             (NEUTRON_METADATA_EXTRA_HOST, node.custom_service_config.neutron_metadata),
         ]
     )
+
+
+def known_hosts_block(node_sets: Iterable[NodeSet]) -> str:
+    """Every node's host keys under each name a peer reaches it by (host name,
+    node name, address; `[name]:port` off port 22): the block the
+    ssh-known-hosts service keeps in each node's /etc/ssh/ssh_known_hosts."""
+    lines: list[str] = []
+    for node_set in node_sets:
+        port = node_set.node_template.ansible_port
+        for node in node_set.nodes:
+            names = dict.fromkeys((node.host_name, node.name, node.ansible_host))
+            lines.extend(f"{','.join(lookup_name(n, port) for n in names)} {key}" for key in node.host_keys)
+    return "".join(line + "\n" for line in sorted(lines))

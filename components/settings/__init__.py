@@ -10,6 +10,8 @@ from .extramounts import control_plane_tags, edpm_tags, propagates
 from .load import TOP_LEVEL_KEYS, load
 from .model import (
     CELL0,
+    LIBVIRT,
+    SSH_KNOWN_HOSTS,
     Cell,
     CustomService,
     Database,
@@ -35,6 +37,8 @@ from .secret import SecretStr
 
 __all__ = [
     "CELL0",
+    "LIBVIRT",
+    "SSH_KNOWN_HOSTS",
     "TOP_LEVEL_KEYS",
     "Cell",
     "CustomService",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import PurePosixPath
 from types import MappingProxyType
 
+from . import knownhosts
 from .catalog import OptionCatalog
 from .checks import host_problem, hostname_problem, label_problem
 from .customconfig import check as check_snippet
@@ -14,6 +16,7 @@ from .errors import Path, did_you_mean, format_path
 from .model import (
     BUILTIN_EDPM_SERVICES,
     CELL0,
+    SSH_KNOWN_HOSTS,
     CustomService,
     Dataplane,
     MigrationSSHKey,
@@ -26,7 +29,7 @@ from .model import (
 )
 from .reader import Obj
 
-DEFAULT_SERVICES = ("neutron-metadata", "nova")
+DEFAULT_SERVICES = BUILTIN_EDPM_SERVICES
 DEFAULT_CELL = "cell1"
 _FILE_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # a ConfigMap/Secret key
 
@@ -84,14 +87,24 @@ def _node_template(obj: Obj) -> NodeTemplate:
             "set ansibleSSHPrivateKeyFile (a path) or ansibleSSHPrivateKey (with --secret) "
             "so that Ansible can reach the nodes",
         )
-    known_hosts = _expand(obj, "knownHostsFile")
+    known_hosts_file = _expand(obj, "knownHostsFile")
+    known_hosts = ""
+    if known_hosts_file is not None:
+        try:
+            with open(known_hosts_file, encoding="utf-8") as text:
+                known_hosts = text.read()
+        except OSError as err:
+            obj.ctx.problem(obj.at("knownHostsFile"), f"cannot read {known_hosts_file}: {err.strerror or err}")
+        except UnicodeDecodeError:
+            obj.ctx.problem(obj.at("knownHostsFile"), f"{known_hosts_file} is not a text file")
     template = NodeTemplate(
         ansible_user=obj.text("ansibleUser", "root", allow_empty=False),
         ansible_port=obj.integer("ansiblePort", 22, lo=1, hi=65535),
         ansible_vars=obj.any_map("ansibleVars"),
         ssh_private_key=key,
         ssh_private_key_file=key_file,
-        known_hosts_file=known_hosts,
+        known_hosts_file=known_hosts_file,
+        known_hosts=known_hosts,
         timeouts=_run_limits(obj.obj("timeouts")),
     )
     obj.close()
@@ -123,6 +136,22 @@ def _node(name: str, obj: Obj, set_cell: str, catalog: OptionCatalog | None) -> 
     return node
 
 
+def _with_host_keys(node: Node, obj: Obj, template: NodeTemplate, required: bool) -> Node:
+    """The node with its host keys from the node set's known_hosts file."""
+    if not node.ansible_host:
+        return node
+    name = knownhosts.lookup_name(node.ansible_host, template.ansible_port)
+    keys = knownhosts.keys_for(knownhosts.parse(template.known_hosts), [name])
+    if required and not keys and template.known_hosts_file is not None:
+        obj.ctx.problem(
+            obj.path,
+            f"{template.known_hosts_file} (nodeTemplate.knownHostsFile) has no host key for {name}: add the "
+            f"node's key (from `ssh-keyscan -p {template.ansible_port} {node.ansible_host}`, checked against "
+            "the node itself)",
+        )
+    return replace(node, host_keys=keys)
+
+
 def _services(obj: Obj, known: list[str]) -> tuple[str, ...]:
     services = obj.str_list("services")
     if services is None:
@@ -147,13 +176,20 @@ def _node_set(name: str, obj: Obj, known: list[str], catalog: OptionCatalog | No
     if problem:
         obj.ctx.problem(obj.path, f"node set name {problem}")
     cell = obj.text("cell", DEFAULT_CELL, allow_empty=False)
-    nodes = [_node(n, o, cell, catalog) for n, o in obj.entries("nodes")]
+    template = _node_template(obj.obj("nodeTemplate"))
+    services = _services(obj, known)
+    nodes = [_with_host_keys(_node(n, o, cell, catalog), o, template, SSH_KNOWN_HOSTS in services)
+             for n, o in obj.entries("nodes")]
+    if SSH_KNOWN_HOSTS in services and template.known_hosts_file is None:
+        obj.ctx.problem((*obj.at("nodeTemplate"), "knownHostsFile"),
+                        f"is required by the {SSH_KNOWN_HOSTS} service: a known_hosts file with each node's "
+                        "host key, which Ansible verifies and every node is given")
     node_set = NodeSet(
         name=name,
         cell=cell,
-        node_template=_node_template(obj.obj("nodeTemplate")),
+        node_template=template,
         nodes=tuple(sorted(nodes, key=lambda n: n.name)),
-        services=_services(obj, known),
+        services=services,
         custom_service_config=_service_configs(obj.obj("customServiceConfig"), catalog),
     )
     obj.close()

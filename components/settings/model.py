@@ -15,8 +15,11 @@ from .secret import SecretStr
 
 CELL0 = "cell0"
 
-# Services a node set may list without defining them in dataplane.customServices.
-BUILTIN_EDPM_SERVICES = ("neutron-metadata", "nova")
+SSH_KNOWN_HOSTS = "ssh-known-hosts"
+LIBVIRT = "libvirt"
+# Services a node set may list without defining them in dataplane.customServices,
+# in upstream's default order (also the order of a node set that lists none).
+BUILTIN_EDPM_SERVICES = (SSH_KNOWN_HOSTS, "neutron-metadata", LIBVIRT, "nova")
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,7 @@ class NodeTemplate:
     ssh_private_key: SecretStr | None  # exactly one of key and key file is set
     ssh_private_key_file: str | None  # expanded, absolute
     known_hosts_file: str | None
+    known_hosts: str  # the file's text: the host keys the node set trusts
     timeouts: RunLimits
 
 
@@ -169,6 +173,7 @@ class Node:
     ansible_vars: Mapping[str, Any]
     # The node's own snippets; layered after the node set's (node wins per option).
     custom_service_config: ServiceConfigs
+    host_keys: tuple[str, ...] = ()  # "<type> <base64>", from the node set's knownHostsFile
 
 
 @dataclass(frozen=True)

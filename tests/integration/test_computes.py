@@ -102,8 +102,8 @@ def test_removing_a_node_stops_nova_compute_and_deletes_its_records(dev_copy: St
     result = up(dev_copy.name, cwd=dev_copy.project)
     deleted = sorted(name for op, _, name in result["steps"] if op == "delete")
     # cell2 is left without computes, so its host discovery goes too
-    assert deleted == ["edpm-compute-1-marker", "edpm-compute-1-neutron-metadata", "edpm-compute-1-nova",
-                       "nova-cell2-host-discover"]
+    assert deleted == ["edpm-compute-1-libvirt", "edpm-compute-1-marker", "edpm-compute-1-neutron-metadata",
+                       "edpm-compute-1-nova", "edpm-compute-1-ssh-known-hosts", "nova-cell2-host-discover"]
     assert compute_process("edpm-compute-1") is None
     assert node("edpm-compute-1", f"{SUPERVISOR} status {PID_FILE}").stdout.startswith("not running")
     assert node("edpm-compute-1", "test -e /etc/nova/nova.conf.d").returncode != 0

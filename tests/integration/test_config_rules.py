@@ -43,6 +43,10 @@ RULES: dict[str, tuple[dict[str, Any], str, str]] = {
     "cell0 has no computes": (
         {"nova": {"cellTemplates": CELLS}, "dataplane": node_set("cell0")},
         "openstack-nova:dataplane.nodeSets.edpm.cell", "cell0 has no computes"),
+    "shared host keys need a known_hosts file": (
+        {"nova": {"cellTemplates": CELLS}, "dataplane": node_set("cell1")},
+        "openstack-nova:dataplane.nodeSets.edpm.nodeTemplate.knownHostsFile",
+        "is required by the ssh-known-hosts service"),
     "metadata at the top level or in cells": (
         {"nova": {"metadataServiceTemplate": {"enabled": True},
                   "cellTemplates": {**CELLS, "cell1": {"metadataServiceTemplate": {"enabled": True}}}}},

@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,7 @@ import pytest
 import yaml
 
 from components.playbook import run_playbook
+from components.render import LIBVIRT_DAEMONS, libvirt_config_files
 from components.settings.catalog import NAMESPACES
 from tests.integration.local_env import ENV, ROOT, node, pulumi, revealed, run, up
 from tests.integration.nova_compute import compute_services, eventually, option_dump
@@ -52,10 +56,61 @@ def test_node_files_have_their_modes_and_owners(dev_stack: str) -> None:
     assert stat("edpm-compute-0", "/var/lib/nova/compute_id")["compute_id"] == "400 nova"
 
 
+def test_libvirt_config_is_laid_out_for_its_daemons(dev_stack: str) -> None:
+    rendered = libvirt_config_files()
+    for name in NODES:
+        owners = node(name, "stat -c '%n %a %U:%G' /etc/libvirt/*.conf /etc/sasl2/libvirt.conf").stdout.splitlines()
+        assert sorted(owners) == sorted(
+            [f"/etc/libvirt/{d}.conf 640 root:libvirt" for d in (*LIBVIRT_DAEMONS, "qemu")]
+            + ["/etc/sasl2/libvirt.conf 640 root:libvirt"])
+        assert node(name, "cat /etc/libvirt/virtqemud.conf").stdout == rendered["virtqemud.conf"]
+        assert node(name, "cat /etc/sasl2/libvirt.conf").stdout == rendered["sasl2-libvirt.conf"]
+
+
 def _state_props(stack: str, resource: str) -> dict[str, Any]:
     state = json.loads(pulumi("stack", "export", "--show-secrets", "-s", stack).stdout)
     found = next(r for r in state["deployment"]["resources"] if r["urn"].endswith(f"::{resource}"))
     return {k: revealed(v) for k, v in found["inputs"].items()}
+
+
+def _listening(address: str, port: int) -> bool:
+    try:
+        socket.create_connection((address, port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+@contextmanager
+def stranger_sshd(workdir: Path) -> Iterator[str]:
+    """An SSH server on the nodes' network that is no node of the stack: its address."""
+    key = workdir / "stranger_host_key"
+    run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key))
+    address, port = "192.168.122.1", 2222
+    server = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", "/dev/null", "-h", str(key), "-p", str(port),
+                               "-o", f"ListenAddress={address}", "-o", "PidFile=none"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        eventually(lambda: _listening(address, port), bool, seconds=10)
+        yield f"-p {port} {address}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_computes_verify_each_others_host_keys_when_they_migrate(dev_stack: str, tmp_path: Path) -> None:
+    # as nova, with the migration key and nova's ssh config (StrictHostKeyChecking yes)
+    as_nova = "runuser -u nova -- ssh -o BatchMode=yes"
+    peer = node(NODES[0], f"{as_nova} 192.168.122.101 hostname")
+    assert (peer.returncode, peer.stdout.strip()) == (0, NODES[1]), peer.stderr
+    back = node(NODES[1], f"{as_nova} 192.168.122.100 hostname")
+    assert (back.returncode, back.stdout.strip()) == (0, NODES[0]), back.stderr
+    with stranger_sshd(tmp_path) as stranger:
+        refused = node(NODES[0], f"{as_nova} {stranger} hostname")
+    assert refused.returncode == 255
+    assert "Host key verification failed." in refused.stderr
+    known = node(NODES[0], "cat /etc/ssh/ssh_known_hosts").stdout
+    assert "# BEGIN ANSIBLE MANAGED BLOCK" in known and "edpm-compute-1,192.168.122.101 ssh-ed25519 " in known
 
 
 def test_direct_ansible_rerun_changes_nothing(dev_stack: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +177,8 @@ def test_a_custom_service_runs_after_the_node_sets_services(dev_copy: Stack) -> 
     dataplane = config["config"]["openstack-nova:dataplane"]
     motd = {"playbook": "custom-files.yml", "files": {"motd": "managed by openstack-nova\n"}}
     dataplane["customServices"] = {"motd": motd}
-    dataplane["nodeSets"]["edpm-compute"]["services"] = ["neutron-metadata", "nova", "motd"]
+    services = ["ssh-known-hosts", "neutron-metadata", "libvirt", "nova", "motd"]
+    dataplane["nodeSets"]["edpm-compute"]["services"] = services
     dev_copy.file.write_text(yaml.safe_dump(config))
     result = up(dev_copy.name, cwd=dev_copy.project)
     created = sorted(name for op, _, name in result["steps"] if op == "create")

@@ -70,5 +70,8 @@ def test_host_discovery_runs_after_the_cells_computes(dev_stack: str) -> None:
 
 def test_node_services_run_in_the_node_sets_order(dev_stack: str) -> None:
     for node in ("edpm-compute-0", "edpm-compute-1"):
-        assert waits_for(dev_stack, f"{node}-nova", f"{node}-neutron-metadata")
+        assert waits_for(dev_stack, f"{node}-ssh-known-hosts", f"{node}-marker")
+        assert waits_for(dev_stack, f"{node}-neutron-metadata", f"{node}-ssh-known-hosts")
+        assert waits_for(dev_stack, f"{node}-libvirt", f"{node}-neutron-metadata")
+        assert waits_for(dev_stack, f"{node}-nova", f"{node}-libvirt")
         assert not waits_for(dev_stack, f"{node}-neutron-metadata", f"{node}-nova")

@@ -4,12 +4,14 @@ keys and hashes. No CLI, no cluster."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pulumi
 import pytest
 
 from components.settings import Settings, load
+from tests.unit import KNOWN_HOSTS
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -241,27 +243,37 @@ def test_each_cell_archives_and_purges_its_database(mocks: RecordingMocks) -> pu
 PLAYBOOK_RUN = "pulumi-python:dynamic:Resource"
 
 
-@pulumi.runtime.test
-def test_node_runs_carry_their_node_sets_time_limits(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+def _two_node_sets(tmp_path: Any) -> list[Any]:
+    """Node sets `fast` (n0, its own time limits) and `default` (n1), both in cell1."""
     from components.dataplane import ControlPlaneFiles, EdpmNodeSet
+    from components.render import known_hosts_block
 
     key = tmp_path / "id"
     key.write_text("key\n")
 
-    def node_set(timeouts: dict[str, int]) -> dict[str, Any]:
-        return {"cell": "cell1", "nodes": {"n0": {"ansibleHost": "192.0.2.10"}},
-                "nodeTemplate": {"ansibleSSHPrivateKeyFile": str(key), **({"timeouts": timeouts} if timeouts else {})}}
+    def node_set(node: str, address: str, timeouts: dict[str, int]) -> dict[str, Any]:
+        template = {"ansibleSSHPrivateKeyFile": str(key), "knownHostsFile": KNOWN_HOSTS}
+        return {"cell": "cell1", "nodes": {node: {"ansibleHost": address}},
+                "nodeTemplate": {**template, **({"timeouts": timeouts} if timeouts else {})}}
 
     raw = {"kubernetes": {"skipAwait": True}, "dataplane": {"nodeSets": {
-        "fast": node_set({"connect": 5, "task": 60, "run": 300}), "default": node_set({})}}}
-    raw["dataplane"]["nodeSets"]["default"]["nodes"] = {"n1": {"ansibleHost": "192.0.2.11"}}
+        "fast": node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300}),
+        "default": node_set("n1", "192.0.2.11", {})}}}
     s = load(raw, catalog=None)
     empty = pulumi.Output.from_input({"01-nova.conf": ""})
     files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: empty},
                               migration_private_key=pulumi.Output.from_input("k"),
                               migration_public_key=pulumi.Output.from_input("k.pub"))
-    sets = [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services) for n in s.dataplane.node_sets]
+    return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets))
+            for n in s.dataplane.node_sets]
 
+
+def _all_runs(sets: list[Any]) -> pulumi.Output[Any]:
+    return pulumi.Output.all(*[r.urn for ns in sets for runs in ns.runs.values() for r in runs.values()])
+
+
+@pulumi.runtime.test
+def test_node_runs_carry_their_node_sets_time_limits(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
     def check(_: Any) -> None:
         runs = {n: a for n, a in mocks.of_type(PLAYBOOK_RUN).items() if n.startswith(("n0-", "n1-"))}
         assert {n for n in runs} >= {"n0-nova", "n1-nova", "n0-marker", "n1-neutron-metadata"}
@@ -270,5 +282,22 @@ def test_node_runs_carry_their_node_sets_time_limits(mocks: RecordingMocks, tmp_
                 "connect": 30, "task": 600, "run": 1800}
             assert inputs["timeouts"] == want, name
 
-    urns = [r.urn for ns in sets for runs in ns.runs.values() for r in runs.values()]
-    return pulumi.Output.all(*urns).apply(check)
+    return _all_runs(_two_node_sets(tmp_path)).apply(check)
+
+
+@pulumi.runtime.test
+def test_every_node_gets_every_nodes_host_keys_first(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    sets = _two_node_sets(tmp_path)
+    # the services of a node run in this order, each after the one before
+    assert [list(runs) for ns in sets for runs in ns.runs.values()] == [
+        ["marker", "ssh-known-hosts", "neutron-metadata", "libvirt", "nova"]] * 2
+    keys = {line.split()[0]: line.split(None, 1)[1] for line in Path(KNOWN_HOSTS).read_text().splitlines()}
+
+    def check(_: Any) -> None:
+        runs = mocks.of_type(PLAYBOOK_RUN)
+        block = ("n0,192.0.2.10 " + keys["192.0.2.10"] + "\n" + "n1,192.0.2.11 " + keys["192.0.2.11"] + "\n")
+        for node in ("n0", "n1"):
+            assert runs[f"{node}-ssh-known-hosts"]["public_files"] == {"ssh_known_hosts": block}
+            assert runs[f"{node}-ssh-known-hosts"]["playbook"] == "ssh-known-hosts.yml"
+
+    return _all_runs(sets).apply(check)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import configparser
 import json
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,8 @@ from components.render import (
     compute_config_files,
     config_hash,
     host_specific_conf,
+    known_hosts_block,
+    libvirt_config_files,
     metadata_neutron_config,
     metadata_neutron_secret_name,
     names,
@@ -25,6 +29,7 @@ from components.render import (
 )
 from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings, load
 from components.settings.customconfig import parse
+from tests.unit import KNOWN_HOSTS
 
 NS = "openstack"
 
@@ -472,7 +477,7 @@ def test_extra_files_layer_node_set_then_node() -> None:
         "dataplane": {
             "nodeSets": {
                 "edpm": {
-                    "nodeTemplate": {"ansibleSSHPrivateKey": "k"},
+                    "nodeTemplate": {"ansibleSSHPrivateKey": "k", "knownHostsFile": KNOWN_HOSTS},
                     "customServiceConfig": {"nova": "[libvirt]\ncpu_mode = custom"},
                     "nodes": {
                         "c0": {
@@ -521,3 +526,43 @@ def test_keystone_registration_files(settings: Settings) -> None:
     # the password is only in the credentials file
     assert 's3cr"et' not in files["keystone-registration.json"] + files["keystone-register.py"]
     compile(files["keystone-register.py"], "keystone-register.py", "exec")
+
+
+def test_known_hosts_name_each_node_as_peers_reach_it() -> None:
+    raw = {"dataplane": {"nodeSets": {
+        "a": {"nodeTemplate": {"ansibleSSHPrivateKey": "k", "knownHostsFile": KNOWN_HOSTS},
+              "nodes": {"c1": {"ansibleHost": "10.0.0.2"},
+                        "c0": {"ansibleHost": "10.0.0.1", "hostName": "c0.example"}}},
+    }}}
+    settings = load(raw, secret_keys=["dataplane"], catalog=None)
+    keys = {line.split()[0]: line.split(None, 1)[1] for line in Path(KNOWN_HOSTS).read_text().splitlines()}
+    assert known_hosts_block(settings.dataplane.node_sets) == (
+        f"c0.example,c0,10.0.0.1 {keys['10.0.0.1']}\nc1,10.0.0.2 {keys['10.0.0.2']}\n")
+    # off port 22, as ssh looks the names up
+    node_set = replace(settings.dataplane.node_sets[0],
+                       node_template=replace(settings.dataplane.node_sets[0].node_template, ansible_port=2222))
+    assert known_hosts_block([node_set]).startswith(f"[c0.example]:2222,[c0]:2222,[10.0.0.1]:2222 {keys['10.0.0.1']}\n")
+
+
+def test_libvirt_config_as_upstream_lays_it_out() -> None:
+    files = libvirt_config_files()
+    assert sorted(files) == ["qemu.conf", "sasl2-libvirt.conf", "virtlogd.conf", "virtnodedevd.conf",
+                             "virtproxyd.conf", "virtqemud.conf", "virtsecretd.conf"]
+
+    def values(text: str) -> dict[str, str]:
+        return dict(line.split(" = ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+
+    for daemon in ("virtnodedevd", "virtproxyd", "virtqemud", "virtsecretd"):
+        conf = values(files[f"{daemon}.conf"])
+        assert conf["unix_sock_group"] == '"libvirt"' and conf["unix_sock_rw_perms"] == '"0770"'
+        assert conf["unix_sock_ro_perms"] == '"0444"' and conf["auth_unix_rw"] == conf["auth_unix_ro"] == '"none"'
+        assert conf["log_outputs"] == ('"2:journald"' if daemon == "virtqemud"
+                                       else f'"1:file:/var/log/libvirt/{daemon}.log"')
+        assert ("listen_tls" in conf) == (daemon == "virtproxyd")
+    assert values(files["virtproxyd.conf"])["listen_tcp"] == "0"
+    assert values(files["virtlogd.conf"])["log_outputs"] == '"1:file:/var/log/libvirt/virtlogd.log"'
+    qemu = values(files["qemu.conf"])
+    assert (qemu["migration_port_min"], qemu["migration_port_max"]) == ("61152", "61215")
+    assert (qemu["max_files"], qemu["max_processes"], qemu["default_tls_x509_verify"]) == ("32768", "131072", "1")
+    assert files["sasl2-libvirt.conf"].splitlines()[1:] == ["mech_list: scram-sha-256",
+                                                             "sasldb_path: /etc/libvirt/passwd.db"]

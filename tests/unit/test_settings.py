@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import copy
+import hmac
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from components.settings import (
     load,
     propagates,
 )
+from tests.unit import KNOWN_HOSTS
 
 P = "openstack-nova:"
 ALL_SECRET = TOP_LEVEL_KEYS
@@ -43,7 +46,9 @@ def good_config() -> dict[str, Any]:
         "dataplane": {
             "nodeSets": {
                 "edpm-a": {
-                    "nodeTemplate": {"ansibleSSHPrivateKey": "KEY", "ansibleVars": {"x": 1}},
+                    "nodeTemplate": {
+                        "ansibleSSHPrivateKey": "KEY", "ansibleVars": {"x": 1}, "knownHostsFile": KNOWN_HOSTS,
+                    },
                     "nodes": {
                         "compute-0": {"ansibleHost": "192.168.122.100"},
                         "compute-1": {"ansibleHost": "192.168.122.101", "cell": "cell2"},
@@ -52,7 +57,7 @@ def good_config() -> dict[str, Any]:
                 },
                 "edpm-b": {
                     "cell": "cell2",
-                    "nodeTemplate": {"ansibleSSHPrivateKey": "KEY"},
+                    "nodeTemplate": {"ansibleSSHPrivateKey": "KEY", "knownHostsFile": KNOWN_HOSTS},
                     "nodes": {"compute-2": {"ansibleHost": "192.168.122.102", "hostName": "c2.example"}},
                     "services": ["nova", "ceph-client"],
                 },
@@ -139,7 +144,7 @@ def test_good_config_loads() -> None:
     assert not nova.cell("cell2").has_api_access
     assert [c.name for c in nova.cells_with_metadata] == ["cell1"]
     node_sets = {s.name: s for s in settings.dataplane.node_sets}
-    assert node_sets["edpm-a"].services == ("neutron-metadata", "nova")
+    assert node_sets["edpm-a"].services == ("ssh-known-hosts", "neutron-metadata", "libvirt", "nova")  # upstream's
     assert node_sets["edpm-b"].services == ("nova", "ceph-client")  # order kept
     cells = {n.name: n.cell for n in settings.dataplane.nodes}
     assert cells == {"compute-0": "cell1", "compute-1": "cell2", "compute-2": "cell2"}
@@ -282,7 +287,7 @@ CASES: list[tuple[str, Any, str]] = [
         "dataplane.nodeSets.edpm-b.nodes.compute-0",
     ),
     ("dataplane.nodeSets.edpm-b.services", ["nova", "nova"], "dataplane.nodeSets.edpm-b.services[1]"),
-    ("dataplane.nodeSets.edpm-b.services", ["nova", "libvirt"], "dataplane.nodeSets.edpm-b.services[1]"),
+    ("dataplane.nodeSets.edpm-b.services", ["nova", "telemetry"], "dataplane.nodeSets.edpm-b.services[1]"),
     ("dataplane.nodeSets.edpm-b.nodeTemplate", {}, "dataplane.nodeSets.edpm-b.nodeTemplate"),
     (
         "dataplane.nodeSets.edpm-b.nodeTemplate.ansibleSSHPrivateKeyFile",
@@ -430,3 +435,58 @@ def test_both_ssh_key_and_file_is_a_problem(tmp_path: Any) -> None:
 )
 def test_propagates(propagation: Any, tags: Any, expected: bool) -> None:
     assert propagates(propagation, tags) is expected
+
+
+# --- host keys --------------------------------------------------------------------------
+
+
+def _known_hosts_config(tmp_path: Any, text: str, port: int = 22) -> dict[str, Any]:
+    known_hosts = tmp_path / "known_hosts"
+    known_hosts.write_text(text)
+    raw = good_config()
+    raw["dataplane"]["nodeSets"]["edpm-a"]["nodeTemplate"].update(knownHostsFile=str(known_hosts), ansiblePort=port)
+    return raw
+
+
+def test_host_keys_come_from_the_node_sets_known_hosts(tmp_path: Any) -> None:
+    salt = base64.b64encode(b"0123456789abcdef0123").decode()
+    digest = base64.b64encode(hmac.new(b"0123456789abcdef0123", b"[192.168.122.101]:2222", "sha1").digest()).decode()
+    raw = _known_hosts_config(tmp_path, "\n".join([
+        "# a comment",
+        "[192.168.122.100]:2222,compute-0 ssh-ed25519 AAAAkey0",
+        "[192.168.122.100]:2222 ecdsa-sha2-nistp256 AAAAkey0b",
+        "192.168.122.100 ssh-ed25519 AAAAport22",  # another port: another host
+        f"|1|{salt}|{digest} ssh-ed25519 AAAAkey1",  # hashed, as HashKnownHosts writes
+        "@revoked [192.168.122.101]:2222 ssh-rsa AAAArevoked",
+        "*.example ssh-rsa AAAAwildcard",
+    ]), port=2222)
+    nodes = {n.name: n for n in load(raw, secret_keys=ALL_SECRET, catalog=None).dataplane.nodes}
+    assert nodes["compute-0"].host_keys == ("ssh-ed25519 AAAAkey0", "ecdsa-sha2-nistp256 AAAAkey0b")
+    assert nodes["compute-1"].host_keys == ("ssh-ed25519 AAAAkey1",)
+
+
+def test_a_node_without_a_host_key_is_a_problem_when_keys_are_shared(tmp_path: Any) -> None:
+    raw = _known_hosts_config(tmp_path, "192.168.122.100 ssh-ed25519 AAAAkey0\n")
+    problems = problems_of(raw)
+    assert problems == {P + "dataplane.nodeSets.edpm-a.nodes.compute-1": (
+        f"{tmp_path}/known_hosts (nodeTemplate.knownHostsFile) has no host key for 192.168.122.101: add the "
+        "node's key (from `ssh-keyscan -p 22 192.168.122.101`, checked against the node itself)")}
+    raw["dataplane"]["nodeSets"]["edpm-a"]["services"] = ["nova"]  # not shared: Ansible alone finds out
+    load(raw, secret_keys=ALL_SECRET, catalog=None)
+
+
+def test_sharing_host_keys_needs_a_known_hosts_file() -> None:
+    raw = good_config()
+    del raw["dataplane"]["nodeSets"]["edpm-a"]["nodeTemplate"]["knownHostsFile"]
+    problems = problems_of(raw)
+    assert list(problems) == [P + "dataplane.nodeSets.edpm-a.nodeTemplate.knownHostsFile"]
+    assert problems[P + "dataplane.nodeSets.edpm-a.nodeTemplate.knownHostsFile"].startswith(
+        "is required by the ssh-known-hosts service")
+
+
+def test_an_unreadable_known_hosts_file_is_a_problem(tmp_path: Any) -> None:
+    raw = good_config()
+    raw["dataplane"]["nodeSets"]["edpm-a"]["nodeTemplate"]["knownHostsFile"] = str(tmp_path / "missing")
+    problems = problems_of(raw)
+    assert problems[P + "dataplane.nodeSets.edpm-a.nodeTemplate.knownHostsFile"] == (
+        f"cannot read {tmp_path}/missing: No such file or directory")

@@ -11,6 +11,7 @@ import pytest
 from components.settings import OptionCatalog, SettingsError, load
 from components.settings.catalog import ENV_VAR
 from components.settings.customconfig import check
+from tests.unit import KNOWN_HOSTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +102,7 @@ def test_dataplane_snippets_are_checked() -> None:
         "dataplane": {
             "nodeSets": {
                 "edpm": {
-                    "nodeTemplate": {"ansibleSSHPrivateKey": "k"},
+                    "nodeTemplate": {"ansibleSSHPrivateKey": "k", "knownHostsFile": KNOWN_HOSTS},
                     "nodes": {
                         "c0": {"ansibleHost": "10.0.0.1", "customServiceConfig": {"nova": "[libvrt]\n"}}
                     },
