@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -133,7 +133,7 @@ class EdpmNodeSet(pulumi.ComponentResource):
     def _run(self, node: Node, service: str, playbook: str, after: PlaybookRun | None, *,
              files: pulumi.Input[Mapping[str, str]] | None = None,
              public_files: Mapping[str, str] | None = None, stop_playbook: str | None = None,
-             variables: Mapping[str, str] | None = None) -> PlaybookRun:
+             variables: Mapping[str, Any] | None = None) -> PlaybookRun:
         template = self._node_set.node_template
         return PlaybookRun(
             f"{node.name}-{service}",
@@ -173,17 +173,26 @@ class EdpmNodeSet(pulumi.ComponentResource):
         return self._run(node, service, custom.playbook, after, public_files=dict(custom.files),
                          variables={"edpm_service_name": service})
 
+    def _secret_file_vars(self, node: Node, variable: str, names: list[str]) -> dict[str, Any]:
+        """The role's list of secret file names, with `names` added (nothing when none)."""
+        if not names:
+            return {}
+        given = {**self._node_set.node_template.ansible_vars, **node.ansible_vars}.get(variable) or []
+        return {variable: sorted({*given, *names})}
+
     def _nova(self, node: Node, after: PlaybookRun) -> PlaybookRun:
         cp = self._control_plane
+        secret_extra = nova_extra_files(self._node_set, node, secret=True)
         files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(pulumi.Output.all(
             cp.compute_configs[node.cell], cp.migration_private_key, cp.migration_public_key,
-        ).apply(lambda v: {**v[0], "ssh-privatekey": v[1], "ssh-publickey": v[2]}))
+        ).apply(lambda v: {**v[0], "ssh-privatekey": v[1], "ssh-publickey": v[2], **secret_extra}))
         # Shown in preview line by line: the node's own files.
         public = {
             HOST_SPECIFIC_CONF: host_specific_conf(node.ansible_host, node.host_name),
             **nova_extra_files(self._node_set, node),
         }
         return self._run(node, "nova", "nova.yml", after, files=files, public_files=public,
+                         variables=self._secret_file_vars(node, "edpm_nova_secret_files", list(secret_extra)),
                          stop_playbook="nova-stop.yml")
 
     def _neutron_metadata(self, node: Node, after: PlaybookRun) -> PlaybookRun:
@@ -194,7 +203,11 @@ class EdpmNodeSet(pulumi.ComponentResource):
                 f"openstack-nova:dataplane.nodeSets.{self._node_set.name}.services: neutron-metadata needs a "
                 f"metadata service for {node.name}; enable nova.metadataServiceTemplate or "
                 f"nova.cellTemplates.{node.cell}.metadataServiceTemplate")
-        metadata = configs[source]
+        secret_extra = neutron_metadata_extra_files(self._node_set, node, secret=True)
+        metadata: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
+            configs[source].apply(lambda files: {**files, **secret_extra}))
         return self._run(node, "neutron-metadata", "neutron-metadata.yml", after, files=metadata,
                          public_files=neutron_metadata_extra_files(self._node_set, node),
+                         variables=self._secret_file_vars(node, "edpm_neutron_metadata_secret_files",
+                                                          list(secret_extra)),
                          stop_playbook="neutron-metadata-stop.yml")

@@ -21,13 +21,16 @@ NET=192.168.122
 GATEWAY=$NET.1
 NOVA_ID=42436
 LIBVIRT_ID=42473
+# A non-root user Ansible may log in as, escalating with sudo (as on upstream's nodes).
+ADMIN_USER=cloud-admin
+ADMIN_ID=42480
 # Names resolve through the cluster's DNS (reached through the host), as in a pod.
 CLUSTER_DNS=10.96.0.10
 DNS_NAMESPACE=${EDPM_DNS_NAMESPACE:-openstack}
 # Directories that belong to each node alone (bound over the host's).
 PRIVATE_DIRS=(/var/lib/openstack /var/lib/kolla /etc/nova /var/lib/nova /etc/containers
   /etc/kolla /etc/neutron /var/lib/neutron /etc/ceph /home/nova /run/node-private /var/log/nova /etc/ssh
-  /etc/libvirt /etc/sasl2 /var/log/libvirt)
+  /etc/libvirt /etc/sasl2 /var/log/libvirt /etc/sudoers.d /home/cloud-admin)
 
 node_name() { echo "edpm-compute-$1"; }
 node_ip() { echo "$NET.$((100 + $1))"; }
@@ -56,7 +59,9 @@ node_up() { # index: netns there, our sshd alive and answering
     wait_tcp "$(node_ip "$1")" 22 1
 }
 # What a running node was started with; nodes started otherwise are restarted.
-layout_id() { { printf '%s\n' "${PRIVATE_DIRS[@]}"; declare -f write_sshd_config write_accounts; } | sha256sum | cut -c1-16; }
+layout_id() {
+  { printf '%s\n' "${PRIVATE_DIRS[@]}"; declare -f write_sshd_config write_accounts prepare_node_dir; } | sha256sum | cut -c1-16
+}
 layout_current() { [ "$(cat "$NODES_DIR/layout" 2>/dev/null)" = "$(layout_id)" ]; }
 recorded_count() { [ -f "$NODES_JSON" ] && python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$NODES_JSON" || echo 0; }
 all_up() { # count
@@ -173,9 +178,11 @@ setup_bridge() {
 # chown to nova inside the node without adding a user to the host (the files
 # are bind mounts: useradd could not replace them).
 write_accounts() { # node-dir
-  { grep -v '^\(nova\|libvirt\):' /etc/passwd; echo "nova:x:$NOVA_ID:$NOVA_ID:nova:/var/lib/nova:/bin/sh"
-    echo "libvirt:x:$LIBVIRT_ID:$LIBVIRT_ID:libvirt:/var/lib/libvirt:/sbin/nologin"; } >"$1/passwd"
-  { grep -v '^\(nova\|libvirt\):' /etc/group; echo "nova:x:$NOVA_ID:"; echo "libvirt:x:$LIBVIRT_ID:"; } >"$1/group"
+  { grep -v "^\\(nova\\|libvirt\\|$ADMIN_USER\\):" /etc/passwd; echo "nova:x:$NOVA_ID:$NOVA_ID:nova:/var/lib/nova:/bin/sh"
+    echo "libvirt:x:$LIBVIRT_ID:$LIBVIRT_ID:libvirt:/var/lib/libvirt:/sbin/nologin"
+    echo "$ADMIN_USER:x:$ADMIN_ID:$ADMIN_ID:$ADMIN_USER:/home/$ADMIN_USER:/bin/bash"; } >"$1/passwd"
+  { grep -v "^\\(nova\\|libvirt\\|$ADMIN_USER\\):" /etc/group
+    echo "nova:x:$NOVA_ID:"; echo "libvirt:x:$LIBVIRT_ID:"; echo "$ADMIN_USER:x:$ADMIN_ID:"; } >"$1/group"
   chmod 644 "$1/passwd" "$1/group"
 }
 
@@ -215,6 +222,13 @@ prepare_node_dir() { # index
   find "$d/root/run/node-private" -mindepth 1 -delete
   [ -f "$d/run_command" ] || : >"$d/run_command"
   chown "$NOVA_ID:$NOVA_ID" "$d/root/var/lib/nova" "$d/root/home/nova" "$d/root/var/log/nova"
+  # sshd reads a user's keys as that user: cloud-admin's are in its home
+  mkdir -p "$d/root/home/$ADMIN_USER/.ssh"
+  install -m 600 "$SSH_DIR/id_ed25519.pub" "$d/root/home/$ADMIN_USER/.ssh/authorized_keys"
+  chmod 700 "$d/root/home/$ADMIN_USER/.ssh"
+  chown -R "$ADMIN_ID:$ADMIN_ID" "$d/root/home/$ADMIN_USER"
+  chmod 750 "$d/root/etc/sudoers.d"
+  (umask 337; echo "$ADMIN_USER ALL=(ALL) NOPASSWD: ALL" >"$d/root/etc/sudoers.d/$ADMIN_USER")
   write_accounts "$d"
   write_resolv_conf "$d"
   write_sshd_config "$1"

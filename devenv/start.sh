@@ -8,10 +8,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 require_root
 # The passphrase of the example stacks in stacks/ (local environments only).
 LOCAL_PASSPHRASE=openstack-nova-local
-if [ ! -x /usr/sbin/sshd ]; then
-  echo "start: installing openssh-server (test nodes run their own sshd)"
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server; } >/dev/null 2>&1 \
-    || die "could not install openssh-server with apt-get; install it and run again"
+# Test nodes run their own sshd; their cloud-admin user escalates with sudo.
+missing=()
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+[ -x /usr/bin/sudo ] || missing+=(sudo)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "start: installing ${missing[*]} (for the test nodes)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null 2>&1 \
+    || die "could not install ${missing[*]} with apt-get; install them and run again"
 fi
 mkdir -p "$ENV_DIR/state"; chmod 700 "$ENV_DIR"
 # A real environment brings its own PULUMI_CONFIG_PASSPHRASE(_FILE) or KMS provider.

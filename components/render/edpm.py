@@ -20,27 +20,33 @@ NEUTRON_METADATA_EXTRA_HOST = "26-neutron-metadata-extra-host.conf"
 SSH_KNOWN_HOSTS_BLOCK = "ssh_known_hosts"
 
 
-def _files(pairs: list[tuple[str, str]]) -> dict[str, str]:
-    return {name: text if text.endswith("\n") else text + "\n" for name, text in pairs if text.strip()}
+def _files(pairs: list[tuple[str, str, bool]], secret: bool) -> dict[str, str]:
+    return {name: text if text.endswith("\n") else text + "\n"
+            for name, text, is_secret in pairs if text.strip() and is_secret == secret}
 
 
-def nova_extra_files(node_set: NodeSet, node: Node) -> dict[str, str]:
-    """Extra nova-compute snippets for `node`; empty snippets produce no file."""
+def nova_extra_files(node_set: NodeSet, node: Node, *, secret: bool = False) -> dict[str, str]:
+    """Extra nova-compute snippets for `node`, those that set secret options or the
+    others; empty snippets produce no file."""
+    set_config, node_config = node_set.custom_service_config, node.custom_service_config
     return _files(
         [
-            (NOVA_EXTRA, node_set.custom_service_config.nova),
-            (NOVA_EXTRA_HOST, node.custom_service_config.nova),
-        ]
+            (NOVA_EXTRA, set_config.nova, set_config.nova_secret),
+            (NOVA_EXTRA_HOST, node_config.nova, node_config.nova_secret),
+        ],
+        secret,
     )
 
 
-def neutron_metadata_extra_files(node_set: NodeSet, node: Node) -> dict[str, str]:
-    """Extra neutron metadata agent snippets for `node`."""
+def neutron_metadata_extra_files(node_set: NodeSet, node: Node, *, secret: bool = False) -> dict[str, str]:
+    """Extra neutron metadata agent snippets for `node`, secret ones or the others."""
+    set_config, node_config = node_set.custom_service_config, node.custom_service_config
     return _files(
         [
-            (NEUTRON_METADATA_EXTRA, node_set.custom_service_config.neutron_metadata),
-            (NEUTRON_METADATA_EXTRA_HOST, node.custom_service_config.neutron_metadata),
-        ]
+            (NEUTRON_METADATA_EXTRA, set_config.neutron_metadata, set_config.neutron_metadata_secret),
+            (NEUTRON_METADATA_EXTRA_HOST, node_config.neutron_metadata, node_config.neutron_metadata_secret),
+        ],
+        secret,
     )
 
 

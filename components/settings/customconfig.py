@@ -7,16 +7,21 @@ is available.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from oslo_config import iniparser, types
 
 from .catalog import OptionCatalog, OptionSpec
-from .errors import did_you_mean
+from .errors import did_you_mean, format_path
+from .reader import Obj
 
 # Groups whose options come from auth plugins chosen at run time; the catalog
 # cannot list them (oslo-config-validator skips keystone_authtoken as well).
 DYNAMIC_GROUPS = frozenset({"keystone_authtoken"})
+# Option names that hold secrets, for options the catalog does not describe
+# (other services' snippets, keystone_authtoken's plugin options).
+_SECRET_NAME = re.compile(r"password|secret|token|credential", re.I)
 
 
 @dataclass(frozen=True)
@@ -107,3 +112,34 @@ def check(text: str, catalog: OptionCatalog | None, *, nova_options: bool = True
             if problem:
                 messages.append(problem)
     return messages
+
+
+def secret_options(text: str, catalog: OptionCatalog | None) -> list[str]:
+    """The options `text` sets whose values are secret, as "[group] option"."""
+    try:
+        _, assignments = parse(text)
+    except iniparser.ParseError:
+        return []
+    found = []
+    for item in assignments:
+        spec = catalog.lookup(item.section, item.key) if catalog is not None else None
+        if (spec.secret if spec is not None else bool(_SECRET_NAME.search(item.key))):
+            found.append(f"[{item.section}] {item.key}")
+    return list(dict.fromkeys(found))
+
+
+def read_snippet(obj: Obj, key: str, catalog: OptionCatalog | None, *, nova_options: bool = True) -> tuple[str, bool]:
+    """The snippet at `key`, checked; and whether it sets a secret option, which only a
+    Pulumi secret may hold (the program then treats the whole snippet as secret)."""
+    text = obj.text(key, "")
+    for message in check(text, catalog, nova_options=nova_options):
+        obj.ctx.problem(obj.at(key), message)
+    secrets = secret_options(text, catalog if nova_options else None)
+    if secrets and not obj.is_secret(key):
+        where = format_path(obj.at(key), project=False)
+        obj.ctx.problem(
+            obj.at(key),
+            f"sets {', '.join(secrets)} in plain text; keep the snippet a secret: "
+            f"pulumi config set --secret --path '{where}' \"$(cat <snippet file>)\"",
+        )
+    return text, bool(secrets)

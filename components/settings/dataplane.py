@@ -11,7 +11,7 @@ from types import MappingProxyType
 from . import knownhosts
 from .catalog import OptionCatalog
 from .checks import host_problem, hostname_problem, label_problem
-from .customconfig import check as check_snippet
+from .customconfig import read_snippet
 from .errors import Path, did_you_mean, format_path
 from .model import (
     BUILTIN_EDPM_SERVICES,
@@ -47,14 +47,12 @@ def _expand(obj: Obj, key: str) -> str | None:
 
 
 def _service_configs(obj: Obj, catalog: OptionCatalog | None) -> ServiceConfigs:
-    nova = obj.text("nova", "")
-    for message in check_snippet(nova, catalog):
-        obj.ctx.problem(obj.at("nova"), message)
-    neutron = obj.text("neutron-metadata", "")
-    for message in check_snippet(neutron, catalog, nova_options=False):
-        obj.ctx.problem(obj.at("neutron-metadata"), message)
+    nova, nova_secret = read_snippet(obj, "nova", catalog)
+    # neutron options are not nova's: syntax only
+    neutron, neutron_secret = read_snippet(obj, "neutron-metadata", catalog, nova_options=False)
     obj.close()
-    return ServiceConfigs(nova=nova, neutron_metadata=neutron)
+    return ServiceConfigs(nova=nova, neutron_metadata=neutron, nova_secret=nova_secret,
+                          neutron_metadata_secret=neutron_secret)
 
 
 def _run_limits(obj: Obj) -> RunLimits:
@@ -136,12 +134,13 @@ def _node(name: str, obj: Obj, set_cell: str, catalog: OptionCatalog | None) -> 
     return node
 
 
-def _with_host_keys(node: Node, obj: Obj, template: NodeTemplate, required: bool) -> Node:
+def _with_host_keys(node: Node, obj: Obj, template: NodeTemplate, trusted: knownhosts.KnownHosts,
+                    required: bool) -> Node:
     """The node with its host keys from the node set's known_hosts file."""
     if not node.ansible_host:
         return node
     name = knownhosts.lookup_name(node.ansible_host, template.ansible_port)
-    keys = knownhosts.keys_for(knownhosts.parse(template.known_hosts), [name])
+    keys = trusted.keys_for([name])
     if required and not keys and template.known_hosts_file is not None:
         obj.ctx.problem(
             obj.path,
@@ -178,7 +177,8 @@ def _node_set(name: str, obj: Obj, known: list[str], catalog: OptionCatalog | No
     cell = obj.text("cell", DEFAULT_CELL, allow_empty=False)
     template = _node_template(obj.obj("nodeTemplate"))
     services = _services(obj, known)
-    nodes = [_with_host_keys(_node(n, o, cell, catalog), o, template, SSH_KNOWN_HOSTS in services)
+    trusted = knownhosts.KnownHosts(template.known_hosts)
+    nodes = [_with_host_keys(_node(n, o, cell, catalog), o, template, trusted, SSH_KNOWN_HOSTS in services)
              for n, o in obj.entries("nodes")]
     if SSH_KNOWN_HOSTS in services and template.known_hosts_file is None:
         obj.ctx.problem((*obj.at("nodeTemplate"), "knownHostsFile"),

@@ -141,6 +141,9 @@ class ServiceConfigs:
 
     nova: str = ""
     neutron_metadata: str = ""
+    # The snippet sets a secret option: it reaches nodes as a secret file.
+    nova_secret: bool = False
+    neutron_metadata_secret: bool = False
 
 
 @dataclass(frozen=True)

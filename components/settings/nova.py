@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from .catalog import OptionCatalog
 from .checks import cron_problem, label_problem, url_problem
-from .customconfig import check as check_snippet
+from .customconfig import read_snippet
 from .model import CELL0, Cell, Database, DBPurge, Keystone, MessageBus, Nova, ServiceTemplate
 from .reader import Obj
 
@@ -19,9 +19,7 @@ def parse_template(
     obj: Obj, catalog: OptionCatalog | None, *, enabled: bool | None = None
 ) -> ServiceTemplate:
     """A service template; `enabled` is the default of its `enabled` key, None if it has none."""
-    config = obj.text("customServiceConfig", "")
-    for message in check_snippet(config, catalog):
-        obj.ctx.problem(obj.at("customServiceConfig"), message)
+    config, _ = read_snippet(obj, "customServiceConfig", catalog)  # rendered into Secrets either way
     template = ServiceTemplate(
         replicas=obj.integer("replicas", 1, lo=0, hi=MAX_REPLICAS),
         custom_service_config=config,

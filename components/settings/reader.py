@@ -165,6 +165,10 @@ class Obj:
                 self.ctx.wrong_type(path, "a string", item)
         return tuple(result)
 
+    def is_secret(self, key: str) -> bool:
+        """True if Pulumi holds the value at `key` as a secret (its top-level key is one)."""
+        return (str(self.path[0]) if self.path else key) in self.ctx.secret_keys
+
     def secret(self, key: str) -> SecretStr | None:
         value = self.raw(key)
         if value is None:
@@ -172,8 +176,7 @@ class Obj:
         if not isinstance(value, str):
             self.ctx.wrong_type(self.at(key), "a string", value)
             return None
-        top = str(self.path[0]) if self.path else key
-        if top not in self.ctx.secret_keys:
+        if not self.is_secret(key):
             where = format_path(self.at(key), project=False)
             self.ctx.problem(
                 self.at(key),

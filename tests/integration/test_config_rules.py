@@ -64,6 +64,10 @@ RULES: dict[str, tuple[dict[str, Any], str, str]] = {
     "replicas are 0..32": (
         {"nova": {"cellTemplates": CELLS, "apiServiceTemplate": {"replicas": 33}}},
         "openstack-nova:nova.apiServiceTemplate.replicas", "expected 0..32"),
+    "secret options only in secret snippets": (
+        {"nova": {"cellTemplates": CELLS, "apiServiceTemplate": {"customServiceConfig": "[neutron]\npassword = pw\n"}}},
+        "openstack-nova:nova.apiServiceTemplate.customServiceConfig",
+        "sets [neutron] password in plain text; keep the snippet a secret"),
     "customServiceConfig options are nova's": (
         {"nova": {"cellTemplates": CELLS,
                   "apiServiceTemplate": {"customServiceConfig": "[libvirt]\ncpu_modle = Nehalem\n"}}},

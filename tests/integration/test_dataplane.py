@@ -209,6 +209,15 @@ def _validator_errors(name: str, conf: str, namespaces: list[str]) -> tuple[int,
     return proc.returncode, errors
 
 
+def test_ci_stack_configures_its_nodes_as_a_non_root_user_with_sudo(live_migration_stack: str) -> None:
+    for name in NODES:
+        log = (Path(ENV["OPENSTACK_NOVA_ENV"]) / "nodes" / name / "sshd.log").read_text()
+        assert "Accepted publickey for cloud-admin from 192.168.122.1" in log, name
+        # what it wrote as root through sudo
+        assert stat(name, "/var/lib/openstack/nova/01-nova.conf")["01-nova.conf"] == "600 root"
+        assert node(name, "stat -c %U /etc/libvirt/qemu.conf").stdout.strip() == "root"
+
+
 def test_ci_live_migration_snippet_reaches_nova_compute_on_both_nodes(live_migration_stack: str) -> None:
     for name in NODES:
         # what the running nova-compute itself reports in its start-up option dump

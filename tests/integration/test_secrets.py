@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import stat
 import threading
 import time
@@ -15,6 +16,7 @@ from tests.integration.local_env import ENV, ROOT, SECRET_SIG, pulumi, revealed
 from tests.integration.stacks import Stack
 
 NODE0 = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0.customServiceConfig.nova"
+SNIPPET_SECRET = "fixed-key-" + secrets.token_hex(12)
 
 
 def _plain_secrets(stack: str) -> set[str]:
@@ -89,19 +91,23 @@ def test_no_secret_in_plain_text_after_an_up_and_an_update(dev_copy: Stack) -> N
     outputs: list[str] = []
     with ArgvSampler() as argv:
         outputs.append(dev_copy.cli("up", "--yes", "--skip-preview").stdout)
-        dev_copy.cli("config", "set", "--path", NODE0, "[DEFAULT]\ndebug = true\n")
+    # a snippet with a secret option, kept as a Pulumi secret: masked everywhere too (set
+    # unsampled: the command's own argv carries the value, as the user's shell would)
+    dev_copy.cli("config", "set", "--secret", "--path", NODE0,
+                 f"[DEFAULT]\ndebug = true\n[key_manager]\nfixed_key = {SNIPPET_SECRET}\n")
+    with ArgvSampler() as later:
         preview = dev_copy.cli("preview", "--diff")
         outputs += [preview.stdout, preview.stderr]
         update = dev_copy.cli("up", "--yes", "--skip-preview", "--diff")
         outputs += [update.stdout, update.stderr]
     assert "edpm-compute-0-nova" in update.stdout  # the update did run Ansible
 
-    needles = _needles(_plain_secrets(dev_copy.name))
+    needles = _needles(_plain_secrets(dev_copy.name)) | {SNIPPET_SECRET}
     assert len(needles) >= 8, "the stack's passwords, shared secret and keys were collected"
     places: dict[str, str] = {
         "state": dev_copy.cli("stack", "export").stdout,
         "preview and up output": "\n".join(outputs),
-        "argv": "\n".join(argv.seen),
+        "argv": "\n".join(argv.seen | later.seen),
     }
     log_dir = Path(ENV["OPENSTACK_NOVA_ANSIBLE_LOG_DIR"])
     places["Ansible output"] = "\n".join(p.read_text() for p in log_dir.glob("*.log"))

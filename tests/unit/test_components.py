@@ -243,8 +243,9 @@ def test_each_cell_archives_and_purges_its_database(mocks: RecordingMocks) -> pu
 PLAYBOOK_RUN = "pulumi-python:dynamic:Resource"
 
 
-def _two_node_sets(tmp_path: Any) -> list[Any]:
-    """Node sets `fast` (n0, its own time limits) and `default` (n1), both in cell1."""
+def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None) -> list[Any]:
+    """Node sets `fast` (n0, its own time limits) and `default` (n1), both in cell1;
+    `configs`: customServiceConfig per node."""
     from components.dataplane import ControlPlaneFiles, EdpmNodeSet
     from components.render import known_hosts_block
 
@@ -256,10 +257,14 @@ def _two_node_sets(tmp_path: Any) -> list[Any]:
         return {"cell": "cell1", "nodes": {node: {"ansibleHost": address}},
                 "nodeTemplate": {**template, **({"timeouts": timeouts} if timeouts else {})}}
 
-    raw = {"kubernetes": {"skipAwait": True}, "dataplane": {"nodeSets": {
+    raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "dataplane": {"nodeSets": {
         "fast": node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300}),
         "default": node_set("n1", "192.0.2.11", {})}}}
-    s = load(raw, catalog=None)
+    for node_set_config in raw["dataplane"]["nodeSets"].values():
+        for name, node in node_set_config["nodes"].items():
+            if name in (configs or {}):
+                node["customServiceConfig"] = configs[name]  # type: ignore[index]
+    s = load(raw, secret_keys=["dataplane"], catalog=None)
     empty = pulumi.Output.from_input({"01-nova.conf": ""})
     files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: empty},
                               migration_private_key=pulumi.Output.from_input("k"),
@@ -299,5 +304,30 @@ def test_every_node_gets_every_nodes_host_keys_first(mocks: RecordingMocks, tmp_
         for node in ("n0", "n1"):
             assert runs[f"{node}-ssh-known-hosts"]["public_files"] == {"ssh_known_hosts": block}
             assert runs[f"{node}-ssh-known-hosts"]["playbook"] == "ssh-known-hosts.yml"
+
+    return _all_runs(sets).apply(check)
+
+
+@pulumi.runtime.test
+def test_snippets_that_set_secret_options_reach_nodes_as_secret_files(
+        mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    sets = _two_node_sets(tmp_path, {
+        "n0": {"nova": "[neutron]\npassword = pw-in-snippet\n",
+               "neutron-metadata": "[DEFAULT]\nmetadata_proxy_shared_secret = shared-in-snippet\n"},
+        "n1": {"nova": "[DEFAULT]\ndebug = true\n"},
+    })
+
+    def check(_: Any) -> None:
+        runs = mocks.of_type(PLAYBOOK_RUN)
+        nova0, meta0, nova1 = runs["n0-nova"], runs["n0-neutron-metadata"], runs["n1-nova"]
+        assert "26-nova-extra-host.conf" not in nova0["public_files"]
+        assert revealed(nova0["files"])["26-nova-extra-host.conf"] == "[neutron]\npassword = pw-in-snippet\n"
+        assert nova0["vars"] == {"edpm_nova_secret_files": ["26-nova-extra-host.conf"]}
+        assert "26-neutron-metadata-extra-host.conf" not in meta0["public_files"]
+        assert "26-neutron-metadata-extra-host.conf" in revealed(meta0["files"])
+        assert meta0["vars"] == {"edpm_neutron_metadata_secret_files": ["26-neutron-metadata-extra-host.conf"]}
+        # a snippet without secrets stays in preview, and changes no role variable
+        assert nova1["public_files"]["26-nova-extra-host.conf"] == "[DEFAULT]\ndebug = true\n"
+        assert nova1["vars"] == {}
 
     return _all_runs(sets).apply(check)

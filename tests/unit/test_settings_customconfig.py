@@ -10,7 +10,7 @@ import pytest
 
 from components.settings import OptionCatalog, SettingsError, load
 from components.settings.catalog import ENV_VAR
-from components.settings.customconfig import check
+from components.settings.customconfig import check, secret_options
 from tests.unit import KNOWN_HOSTS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +24,8 @@ CATALOG = OptionCatalog.from_json(
             "num_pcie_ports": {"type": "Integer", "min": 0, "max": 28},
         },
         "keystone_authtoken": {"auth_url": {"type": "String"}},
+        "neutron": {"password": {"type": "String", "secret": True}, "auth_type": {"type": "String"}},
+        "key_manager": {"fixed_key": {"type": "String", "secret": True}},
     }
 )
 
@@ -176,3 +178,42 @@ def test_groups_nova_registers_at_run_time_are_checked(nova_catalog: OptionCatal
     assert check("[neutron_physnets]\nnuma_nodes = 0\n", nova_catalog)[0].startswith(
         "[neutron_physnets] is not a nova config section"
     )
+
+
+def test_secret_options_are_the_catalogs_or_named_so() -> None:
+    text = "[neutron]\nauth_type = password\npassword = x\n[key_manager]\nfixed_key = k\n[libvirt]\ncpu_mode = none\n"
+    assert secret_options(text, CATALOG) == ["[neutron] password", "[key_manager] fixed_key"]
+    # without a catalog (other services' snippets): by name
+    neutron = "[DEFAULT]\nmetadata_proxy_shared_secret = s\ndebug = true\n[ovs]\novsdb_connection = tcp:1\n"
+    assert secret_options(neutron, None) == ["[DEFAULT] metadata_proxy_shared_secret"]
+    assert secret_options("[broken\n", CATALOG) == []
+
+
+def _node_snippets(nova: str, neutron: str = "") -> dict[str, Any]:
+    node = {"ansibleHost": "10.0.0.1", "customServiceConfig": {"nova": nova, "neutron-metadata": neutron}}
+    return {"dataplane": {"nodeSets": {"edpm": {
+        "nodeTemplate": {"ansibleSSHPrivateKeyFile": KNOWN_HOSTS, "knownHostsFile": KNOWN_HOSTS},  # any file
+        "nodes": {"c0": node}}}}}
+
+
+def test_a_snippet_with_a_secret_must_be_a_pulumi_secret() -> None:
+    raw = _node_snippets("[neutron]\npassword = x\n", "[DEFAULT]\nmetadata_proxy_shared_secret = s\n")
+    with pytest.raises(SettingsError) as caught:
+        load(raw, secret_keys=[], catalog=CATALOG)
+    messages = {p.path: p.message for p in caught.value.problems}
+    path = "openstack-nova:dataplane.nodeSets.edpm.nodes.c0.customServiceConfig.nova"
+    assert messages[path] == (
+        "sets [neutron] password in plain text; keep the snippet a secret: pulumi config set --secret --path "
+        "'dataplane.nodeSets.edpm.nodes.c0.customServiceConfig.nova' \"$(cat <snippet file>)\"")
+    assert "metadata_proxy_shared_secret in plain text" in messages[path.replace(".nova", ".neutron-metadata")]
+    node = load(raw, secret_keys=["dataplane"], catalog=CATALOG).dataplane.nodes[0]
+    assert node.custom_service_config.nova_secret and node.custom_service_config.neutron_metadata_secret
+    plain = load(_node_snippets("[libvirt]\ncpu_mode = none\n"), secret_keys=[], catalog=CATALOG)
+    assert not plain.dataplane.nodes[0].custom_service_config.nova_secret
+
+
+def test_control_plane_snippets_with_secrets_must_be_pulumi_secrets() -> None:
+    raw = {"nova": {"apiServiceTemplate": {"customServiceConfig": "[neutron]\npassword = x\n"}}}
+    with pytest.raises(SettingsError) as caught:
+        load(raw, secret_keys=[], catalog=CATALOG)
+    assert [p.path for p in caught.value.problems] == ["openstack-nova:nova.apiServiceTemplate.customServiceConfig"]
