@@ -136,12 +136,13 @@ def _node(name: str, obj: Obj, set_cell: str, catalog: OptionCatalog | None) -> 
     return node
 
 
-def _with_host_keys(node: Node, obj: Obj, template: NodeTemplate, required: bool) -> Node:
+def _with_host_keys(node: Node, obj: Obj, template: NodeTemplate, trusted: knownhosts.KnownHosts,
+                    required: bool) -> Node:
     """The node with its host keys from the node set's known_hosts file."""
     if not node.ansible_host:
         return node
     name = knownhosts.lookup_name(node.ansible_host, template.ansible_port)
-    keys = knownhosts.keys_for(knownhosts.parse(template.known_hosts), [name])
+    keys = trusted.keys_for([name])
     if required and not keys and template.known_hosts_file is not None:
         obj.ctx.problem(
             obj.path,
@@ -178,7 +179,8 @@ def _node_set(name: str, obj: Obj, known: list[str], catalog: OptionCatalog | No
     cell = obj.text("cell", DEFAULT_CELL, allow_empty=False)
     template = _node_template(obj.obj("nodeTemplate"))
     services = _services(obj, known)
-    nodes = [_with_host_keys(_node(n, o, cell, catalog), o, template, SSH_KNOWN_HOSTS in services)
+    trusted = knownhosts.KnownHosts(template.known_hosts)
+    nodes = [_with_host_keys(_node(n, o, cell, catalog), o, template, trusted, SSH_KNOWN_HOSTS in services)
              for n, o in obj.entries("nodes")]
     if SSH_KNOWN_HOSTS in services and template.known_hosts_file is None:
         obj.ctx.problem((*obj.at("nodeTemplate"), "knownHostsFile"),

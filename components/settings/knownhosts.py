@@ -25,7 +25,8 @@ class KnownHost:
 
 
 def parse(text: str) -> list[KnownHost]:
-    """The plain host-key lines of a known_hosts file (CA and revoked lines are not host keys)."""
+    """The host-key lines of a known_hosts file (CA and revoked lines are not host keys;
+    wildcard and negated patterns name no node of their own and never match one)."""
     entries = []
     for line in text.splitlines():
         fields = line.split()
@@ -40,22 +41,33 @@ def lookup_name(host: str, port: int) -> str:
     return host if port == 22 else f"[{host}]:{port}"
 
 
-def _matches(pattern: str, name: str) -> bool:
-    if pattern.startswith("|1|"):
-        try:
-            _, _, salt, digest = pattern.split("|")
-            mac = hmac.new(base64.b64decode(salt), name.encode(), hashlib.sha1).digest()
-            return hmac.compare_digest(mac, base64.b64decode(digest))
-        except (ValueError, binascii.Error):
-            return False
-    return pattern == name  # wildcards and negations name no node of their own
+def _hashed_match(pattern: str, name: str) -> bool:
+    """True if `name` is the name hashed into `pattern` (|1|salt|HMAC-SHA1)."""
+    try:
+        _, _, salt, digest = pattern.split("|")
+        mac = hmac.new(base64.b64decode(salt), name.encode(), hashlib.sha1).digest()
+        return hmac.compare_digest(mac, base64.b64decode(digest))
+    except (ValueError, binascii.Error):
+        return False
 
 
-def keys_for(entries: Iterable[KnownHost], names: Iterable[str]) -> tuple[str, ...]:
-    """Each key of a host known by any of `names`, once, in file order."""
-    wanted = list(names)
-    keys: list[str] = []
-    for entry in entries:
-        if entry.key not in keys and any(_matches(p, n) for p in entry.patterns for n in wanted):
-            keys.append(entry.key)
-    return tuple(keys)
+class KnownHosts:
+    """A known_hosts file indexed by name: looking up every node of a large node set
+    costs one pass over the file, not one per node."""
+
+    def __init__(self, text: str) -> None:
+        self._by_name: dict[str, list[str]] = {}
+        self._hashed: list[KnownHost] = []  # HashKnownHosts entries: matched by trying each
+        for entry in parse(text):
+            for pattern in entry.patterns:
+                if pattern.startswith("|1|"):
+                    self._hashed.append(KnownHost((pattern,), entry.key))
+                else:
+                    self._by_name.setdefault(pattern, []).append(entry.key)
+
+    def keys_for(self, names: Iterable[str]) -> tuple[str, ...]:
+        """Each key of a host known by any of `names`, once."""
+        wanted = list(names)
+        keys = [k for n in wanted for k in self._by_name.get(n, [])]
+        keys += [e.key for e in self._hashed if any(_hashed_match(e.patterns[0], n) for n in wanted)]
+        return tuple(dict.fromkeys(keys))
