@@ -137,6 +137,31 @@ def test_each_cells_db_purge_runs(dev_stack: str) -> None:
             run("kubectl", "delete", "job", "-n", NS, job, "--ignore-not-found", "--wait")
 
 
+def _queues(cluster: str) -> dict[str, dict[str, Any]]:
+    """The queues of a bus cluster's broker (vhost /), by name, as rabbitmqctl lists them."""
+    out = run("kubectl", "exec", "-n", NS, f"{cluster}-0", "--", "env", "HOME=/var/lib/rabbitmq", "rabbitmqctl",
+              "-q", "list_queues", "-p", "/", "name", "type", "durable", "--formatter", "json").stdout
+    return {q["name"]: q for q in json.loads(out)}
+
+
+def test_nova_declares_quorum_queues_on_every_bus(dev_stack: str) -> None:
+    """The dev stack leaves queueType at its default, Quorum: every nova service on each
+    bus (the API bus with the scheduler and the superconductor, each cell's bus with its
+    conductor and computes) declares its queues, transient ones too, as quorum queues."""
+    expected = {
+        "rabbitmq": ("scheduler", "scheduler.nova-scheduler-0", "conductor", "conductor.nova-cell0-conductor-0"),
+        "rabbitmq-cell1": ("conductor", "conductor.nova-cell1-conductor-0", "compute", "compute.edpm-compute-0"),
+        "rabbitmq-cell2": ("conductor", "conductor.nova-cell2-conductor-0", "compute", "compute.edpm-compute-1"),
+    }
+    for cluster, names in expected.items():
+        queues = _queues(cluster)
+        assert set(names) <= set(queues), (cluster, sorted(queues))
+        nova = {n: q for n, q in queues.items() if n.startswith(("scheduler", "conductor", "compute", "reply_"))}
+        assert any(n.startswith("reply_") or "_fanout_" in n for n in nova), (cluster, sorted(nova))
+        assert {(n, q["type"], q["durable"]) for n, q in nova.items()} == {
+            (n, "quorum", True) for n in nova}, cluster
+
+
 def _uids() -> dict[str, str]:
     return {name: p["metadata"]["uid"] for name, p in pods().items()}
 
