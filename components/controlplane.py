@@ -7,6 +7,7 @@ import pulumi_kubernetes as k8s
 
 from components import k8s as kube
 from components.cell import NovaCell
+from components.cleanup import NovaServiceCleanup
 from components.credentials import NovaCredentials
 from components.keystone import NovaKeystoneService
 from components.render import (
@@ -89,6 +90,12 @@ class NovaControlPlane(pulumi.ComponentResource):
         # nova's own entry in Keystone's catalog, as the nova service user registers it
         self.keystone = NovaKeystoneService(
             f"{name}-keystone", settings, self.credentials.keystone_password, opts=in_namespace)
+        # Once every scheduler and conductor has rolled out, and the compute API answers
+        # through Keystone's catalog: the records of pods gone (a scale-down, a dropped cell)
+        rpc_services = [self.scheduler.statefulset, *(c.conductor.statefulset for c in self.cells.values())]
+        self.service_cleanup = NovaServiceCleanup(
+            f"{name}-service-cleanup", settings, self.credentials.keystone_password,
+            after=[*rpc_services, self.api.statefulset, *self.api.services, self.keystone.job], opts=in_namespace)
         self.register_outputs({"registeredCellsHash": self.registered_cells_hash})
 
     def all_resources(self) -> list[pulumi.Resource]:
@@ -102,6 +109,7 @@ class NovaControlPlane(pulumi.ComponentResource):
             if w is not None:
                 found += [w.config_secret, w.statefulset, *w.services]
         found += [self.keystone.config_secret, self.keystone.job]
+        found += [self.service_cleanup.config_secret, self.service_cleanup.job]
         if self.metadata_neutron_secret is not None:
             found.append(self.metadata_neutron_secret)
         return found

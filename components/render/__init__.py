@@ -24,9 +24,11 @@ from .nova_conf import (
     novncproxy_base_url,
     service_config_files,
 )
+from .service_cleanup import CLEANUP_SCRIPT, service_cleanup_files, service_cleanup_plan
 
 __all__ = [
     "BLANK_CONF",
+    "CLEANUP_SCRIPT",
     "HOST_SPECIFIC_CONF",
     "LIBVIRT_DAEMONS",
     "METADATA_CONF",
@@ -52,6 +54,8 @@ __all__ = [
     "neutron_metadata_extra_files",
     "nova_extra_files",
     "novncproxy_base_url",
+    "service_cleanup_files",
+    "service_cleanup_plan",
     "service_config_files",
     "service_config_json",
     "transport_url",

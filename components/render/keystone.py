@@ -41,15 +41,19 @@ def registration(settings: Settings) -> dict[str, object]:
     }
 
 
-def keystone_registration_files(settings: Settings, password: str) -> dict[str, str]:
-    """The files of the registration Job's Secret: the script, what to register, and the credentials."""
+def clouds_yaml(settings: Settings, password: str) -> str:
+    """The nova service user as openstacksdk's cloud `nova`, for the Jobs that call OpenStack APIs."""
     keystone = settings.nova.keystone
-    clouds = render(CLOUDS_YAML + ".j2", keystone={
+    return render(CLOUDS_YAML + ".j2", keystone={
         "internal_url": keystone.internal_url, "username": keystone.service_user,
         "password": password, "region": keystone.region,
     })
+
+
+def keystone_registration_files(settings: Settings, password: str) -> dict[str, str]:
+    """The files of the registration Job's Secret: the script, what to register, and the credentials."""
     return {
         REGISTER_SCRIPT: (TEMPLATES / REGISTER_SCRIPT).read_text(),
         REGISTRATION_JSON: json.dumps(registration(settings), indent=2, sort_keys=True) + "\n",
-        CLOUDS_YAML: clouds,
+        CLOUDS_YAML: clouds_yaml(settings, password),
     }

@@ -56,6 +56,11 @@ def host_discover_job(cell: str) -> str:
     return f"{cell_prefix(cell)}-host-discover"
 
 
+SERVICE_CLEANUP_JOB = "nova-service-cleanup"
+# A cell name as the settings accept it (an RFC 1123 label): what any cell's objects are named after.
+CELL_NAME_PATTERN = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+
+
 def memcached_servers(instance: str, namespace: str) -> str:
     """memcached as the control plane reaches it: its Service."""
     return f"{service_host(instance, namespace)}:{MEMCACHED_PORT}"

@@ -60,6 +60,7 @@ class _Wiring:
     """Which bus and databases a service talks to."""
 
     transport_url: str
+    quorum_queues: bool  # the bus's cluster serves quorum queues
     database: str | None
     api_database: str | None
 
@@ -93,11 +94,13 @@ def _wiring(settings: Settings, service: NovaService, cell: Cell | None, creds: 
         names.database_name(None),
     )
     if cell is None:  # api, scheduler, top-level metadata: API bus, API database, cell0's database
-        return _Wiring(creds.api_transport_url, _cell_database(settings, ns.cell(CELL0), creds), api_db)
+        return _Wiring(creds.api_transport_url, ns.messaging_bus.quorum_queues,
+                       _cell_database(settings, ns.cell(CELL0), creds), api_db)
     cell_db = _cell_database(settings, cell, creds)
     # cell0's conductor is the superconductor: on the API bus, with API access
     needs_api_db = service != NovaService.NOVNCPROXY and (cell.is_cell0 or cell.has_api_access)
-    return _Wiring(creds.transport_url(cell.name), cell_db, api_db if needs_api_db else None)
+    return _Wiring(creds.transport_url(cell.name), cell.messaging_bus.quorum_queues, cell_db,
+                   api_db if needs_api_db else None)
 
 
 def _keystone(settings: Settings, creds: Credentials) -> dict[str, str]:
@@ -111,7 +114,9 @@ def _keystone(settings: Settings, creds: Credentials) -> dict[str, str]:
     }
 
 
-def _nova_conf(settings: Settings, service: str, creds: Credentials, **context: Any) -> str:
+def _nova_conf(settings: Settings, service: str, creds: Credentials, *, quorum_queues: bool, **context: Any) -> str:
+    """01-nova.conf of `service`; `quorum_queues`: its RPC bus serves quorum queues (upstream
+    takes this from the bus's TransportURL, so notifications follow the RPC bus)."""
     if (settings.nova.notifications_bus is None) != (creds.notification_transport_url is None):
         raise ValueError("notification_transport_url must be given exactly when nova.notificationsBus is set")
     defaults: dict[str, Any] = {
@@ -127,6 +132,7 @@ def _nova_conf(settings: Settings, service: str, creds: Credentials, **context: 
         "nova.conf.j2",
         **{**defaults, **context},
         service=service,
+        quorum_queues=quorum_queues,
         keystone=_keystone(settings, creds),
         memcached_servers=names.memcached_servers(settings.nova.memcached_instance, settings.namespace),
     )
@@ -153,6 +159,7 @@ def service_config_files(
         service.value,
         creds,
         transport_url=wiring.transport_url,
+        quorum_queues=wiring.quorum_queues,
         database=wiring.database,
         api_database=wiring.api_database,
         local_metadata_per_cell=cell is not None,
@@ -207,6 +214,7 @@ def compute_config_files(settings: Settings, cell: Cell, creds: Credentials) -> 
         "nova-compute",
         creds,
         transport_url=creds.transport_url(cell.name),
+        quorum_queues=cell.messaging_bus.quorum_queues,
         novncproxy_base_url=novncproxy_base_url(settings, cell),
     )
     files = {

@@ -63,6 +63,17 @@ class Database:
     password: SecretStr | None  # None: the components generate one
 
 
+class QueueType(StrEnum):
+    """The queue type of a RabbitMQ cluster (infra-operator's RabbitMq `spec.queueType`).
+
+    Only Quorum changes what nova renders; Mirrored is a policy on the broker's side.
+    """
+
+    NONE = "None"
+    MIRRORED = "Mirrored"
+    QUORUM = "Quorum"
+
+
 @dataclass(frozen=True)
 class MessageBus:
     cluster: str  # the RabbitMQ Service name, e.g. "rabbitmq-cell1"
@@ -70,6 +81,12 @@ class MessageBus:
     vhost: str
     port: int
     password: SecretStr | None
+    queue_type: QueueType = QueueType.QUORUM
+
+    @property
+    def quorum_queues(self) -> bool:
+        """Whether nova's queues on this bus are quorum queues."""
+        return self.queue_type is QueueType.QUORUM
 
     @property
     def identity(self) -> tuple[str, str]:

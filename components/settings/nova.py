@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from .catalog import OptionCatalog
 from .checks import cron_problem, label_problem, url_problem
 from .customconfig import read_snippet
-from .model import CELL0, Cell, Database, DBPurge, Keystone, MessageBus, Nova, ServiceTemplate
+from .errors import Path, format_path
+from .model import CELL0, Cell, Database, DBPurge, Keystone, MessageBus, Nova, QueueType, ServiceTemplate
 from .reader import Obj
 
 MAX_CELL_NAME = 35  # nova-operator: cell CR names are derived from it
@@ -40,6 +41,15 @@ def _database(obj: Obj, instance: str, account: str) -> Database:
     return database
 
 
+def _queue_type(obj: Obj) -> QueueType:
+    """The cluster's queue type; Quorum by default, as infra-operator defaults a RabbitMq."""
+    text = obj.text("queueType", QueueType.QUORUM.value, allow_empty=False)
+    if text not in {q.value for q in QueueType}:
+        obj.ctx.problem(obj.at("queueType"), f"'{text}' is not one of: {', '.join(q.value for q in QueueType)}")
+        return QueueType.QUORUM
+    return QueueType(text)
+
+
 def parse_bus(obj: Obj, cluster: str, user: str) -> MessageBus:
     bus = MessageBus(
         cluster=obj.text("cluster", cluster, allow_empty=False),
@@ -47,6 +57,7 @@ def parse_bus(obj: Obj, cluster: str, user: str) -> MessageBus:
         vhost=obj.text("vhost", "/", allow_empty=False),
         port=obj.integer("port", 5672, lo=1, hi=65535),
         password=obj.secret("password"),
+        queue_type=_queue_type(obj),
     )
     obj.close()
     return bus
@@ -148,6 +159,7 @@ def parse_nova(obj: Obj, namespace: str, catalog: OptionCatalog | None) -> Nova:
     )
     obj.close()
     _check_cells(obj, nova)
+    _check_bus_clusters(obj, nova)
     return nova
 
 
@@ -185,4 +197,23 @@ def _check_cells(obj: Obj, nova: Nova) -> None:
                 (*cells_path, cell.name, "messagingBus", "cluster"),
                 f"cell {cell.name} shares the message bus of cell {other} "
                 f"({cell.messaging_bus.cluster}, vhost {cell.messaging_bus.vhost}); give each cell its own",
+            )
+
+
+def _check_bus_clusters(obj: Obj, nova: Nova) -> None:
+    """A queue type belongs to a RabbitMQ cluster: buses on one cluster must agree on it."""
+    buses: list[tuple[Path, MessageBus]] = [((*obj.path, "messagingBus"), nova.messaging_bus)]
+    buses += [((*obj.path, "cellTemplates", c.name, "messagingBus"), c.messaging_bus)
+              for c in nova.cells if not c.is_cell0]
+    if nova.notifications_bus is not None:
+        buses.append(((*obj.path, "notificationsBus"), nova.notifications_bus))
+    first: dict[str, tuple[Path, MessageBus]] = {}
+    for path, bus in buses:
+        seen_path, seen = first.setdefault(bus.cluster, (path, bus))
+        if seen.queue_type is not bus.queue_type:
+            where = format_path((*seen_path, "queueType"), project=False)
+            obj.ctx.problem(
+                (*path, "queueType"),
+                f"{bus.queue_type.value} differs from {seen.queue_type.value}, the queue type of cluster "
+                f"{bus.cluster} at {where}; a cluster has one queue type: set the same on both",
             )

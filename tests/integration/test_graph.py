@@ -62,6 +62,14 @@ def test_top_level_services_start_after_every_cell_is_mapped(dev_stack: str, ser
         assert waits_for(dev_stack, service, f"nova-{cell}-cell-mapping"), (service, cell)
 
 
+def test_stale_service_cleanup_runs_after_every_rollout_and_the_catalog_entry(dev_stack: str) -> None:
+    job = "nova-service-cleanup-job"
+    for earlier in ("nova-scheduler", *(f"nova-{c}-conductor" for c in CELLS), "nova-api",
+                    "nova-keystone-registration"):
+        assert waits_for(dev_stack, job, earlier), earlier
+    assert not waits_for(dev_stack, "nova-api", job)
+
+
 def test_host_discovery_runs_after_the_cells_computes(dev_stack: str) -> None:
     assert waits_for(dev_stack, "nova-cell1-host-discover", "edpm-compute-0-nova")
     assert waits_for(dev_stack, "nova-cell2-host-discover", "edpm-compute-1-nova")

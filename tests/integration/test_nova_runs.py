@@ -8,7 +8,10 @@ import re
 import time
 from typing import Any
 
+import yaml
+
 from tests.integration.local_env import kubectl_json, nova_manage, openstack, run, up
+from tests.integration.nova_compute import eventually
 from tests.integration.stacks import Stack
 
 NS = "openstack"
@@ -137,6 +140,31 @@ def test_each_cells_db_purge_runs(dev_stack: str) -> None:
             run("kubectl", "delete", "job", "-n", NS, job, "--ignore-not-found", "--wait")
 
 
+def _queues(cluster: str) -> dict[str, dict[str, Any]]:
+    """The queues of a bus cluster's broker (vhost /), by name, as rabbitmqctl lists them."""
+    out = run("kubectl", "exec", "-n", NS, f"{cluster}-0", "--", "env", "HOME=/var/lib/rabbitmq", "rabbitmqctl",
+              "-q", "list_queues", "-p", "/", "name", "type", "durable", "--formatter", "json").stdout
+    return {q["name"]: q for q in json.loads(out)}
+
+
+def test_nova_declares_quorum_queues_on_every_bus(dev_stack: str) -> None:
+    """The dev stack leaves queueType at its default, Quorum: every nova service on each
+    bus (the API bus with the scheduler and the superconductor, each cell's bus with its
+    conductor and computes) declares its queues, transient ones too, as quorum queues."""
+    expected = {
+        "rabbitmq": ("scheduler", "scheduler.nova-scheduler-0", "conductor", "conductor.nova-cell0-conductor-0"),
+        "rabbitmq-cell1": ("conductor", "conductor.nova-cell1-conductor-0", "compute", "compute.edpm-compute-0"),
+        "rabbitmq-cell2": ("conductor", "conductor.nova-cell2-conductor-0", "compute", "compute.edpm-compute-1"),
+    }
+    for cluster, names in expected.items():
+        queues = _queues(cluster)
+        assert set(names) <= set(queues), (cluster, sorted(queues))
+        nova = {n: q for n, q in queues.items() if n.startswith(("scheduler", "conductor", "compute", "reply_"))}
+        assert any(n.startswith("reply_") or "_fanout_" in n for n in nova), (cluster, sorted(nova))
+        assert {(n, q["type"], q["durable"]) for n, q in nova.items()} == {
+            (n, "quorum", True) for n in nova}, cluster
+
+
 def _uids() -> dict[str, str]:
     return {name: p["metadata"]["uid"] for name, p in pods().items()}
 
@@ -159,3 +187,54 @@ def test_custom_config_rolls_only_that_service_and_reaches_its_option_dump(dev_c
             break
         assert time.time() < deadline, log[-2000:]
         time.sleep(2)
+
+
+def _records() -> dict[tuple[str, str], dict[str, Any]]:
+    """Every service record the compute API lists, by (binary, host)."""
+    return {(r["Binary"], r["Host"]): r for r in openstack("compute", "service", "list")}
+
+
+def _set_replicas(stack: Stack, replicas: int | None) -> None:
+    """The scheduler's and cell1's conductor's replicas in the stack config (None: the default, 1)."""
+    config = yaml.safe_load(stack.file.read_text())
+    nova = config["config"]["openstack-nova:nova"]
+    scheduler = nova.setdefault("schedulerServiceTemplate", {})
+    conductor = nova["cellTemplates"]["cell1"].setdefault("conductorServiceTemplate", {})
+    for template in (scheduler, conductor):
+        if replicas is None:
+            template.pop("replicas", None)
+        else:
+            template["replicas"] = replicas
+    stack.file.write_text(yaml.safe_dump(config))
+
+
+def test_scaling_down_deletes_the_records_of_the_pods_gone_and_no_others(dev_copy: Stack) -> None:
+    extra = {("nova-scheduler", "nova-scheduler-1"), ("nova-conductor", "nova-cell1-conductor-1")}
+    before = _records()
+    assert not extra & set(before), sorted(before)
+    _set_replicas(dev_copy, 2)
+    result = up(dev_copy.name, cwd=dev_copy.project)
+    changed = {name for op, _, name in result["steps"] if op not in ("same", "read")}
+    # the new pods, and the cleanup Job again (its plan changed), which finds nothing to delete
+    assert changed == {"nova-scheduler", "nova-cell1-conductor", "nova-service-cleanup-config",
+                       "nova-service-cleanup-job"}, result["steps"]
+    scaled = eventually(_records, lambda r: all(r.get(k, {}).get("State") == "up" for k in extra), seconds=120)
+    assert all(scaled[k]["State"] == "up" for k in extra), sorted(scaled)
+
+    _set_replicas(dev_copy, None)
+    result = up(dev_copy.name, cwd=dev_copy.project)
+    changed = {name for op, _, name in result["steps"] if op not in ("same", "read")}
+    assert changed == {"nova-scheduler", "nova-cell1-conductor", "nova-service-cleanup-config",
+                       "nova-service-cleanup-job"}, result["steps"]
+    # pulumi up ran the Job after the rollouts: the records of the pods gone are gone already
+    after = _records()
+    assert not extra & set(after), sorted(after)
+    # every other record stays, the computes' too, and the remaining pods are still up
+    assert set(after) == set(before), sorted(set(after) ^ set(before))
+    for key in [("nova-scheduler", "nova-scheduler-0"), *(("nova-conductor", f"nova-{c}-conductor-0") for c in CELLS)]:
+        assert after[key]["State"] == "up", after[key]
+    log = run("kubectl", "logs", "-n", NS, "job/nova-service-cleanup").stdout
+    assert "deleted nova-scheduler nova-scheduler-1" in log and "deleted nova-conductor nova-cell1-conductor-1" in log
+    # and with nothing changed, nothing runs again
+    again = up(dev_copy.name, cwd=dev_copy.project)
+    assert {op for op, _, _ in again["steps"]} <= {"same", "read"}, again["steps"]

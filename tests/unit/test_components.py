@@ -3,6 +3,7 @@ keys and hashes. No CLI, no cluster."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,8 @@ def test_objects_per_cell_and_top_level(mocks: RecordingMocks) -> pulumi.Output[
         assert "nova-cell0-novncproxy" not in deployments
         jobs = {i["metadata"]["name"] for i in mocks.of_type(JOB).values()}
         assert jobs == {f"nova-{c}-conductor-db-sync" for c in ("cell0", "cell1", "cell2")} | {
-            f"nova-{c}-cell-mapping" for c in ("cell0", "cell1", "cell2")} | {"nova-keystone-registration"}
+            f"nova-{c}-cell-mapping" for c in ("cell0", "cell1", "cell2")} | {
+            "nova-keystone-registration", "nova-service-cleanup"}
 
     return build(mocks, settings()).apply(check)
 
@@ -199,6 +201,51 @@ def test_api_behind_internal_and_public_services(mocks: RecordingMocks) -> pulum
         assert services["nova-public"]["spec"]["ports"][0]["port"] == 8774
 
     return build(mocks, settings()).apply(check)
+
+
+@pulumi.runtime.test
+def test_stale_service_cleanup_runs_after_every_rollout(
+    mocks: RecordingMocks, monkeypatch: pytest.MonkeyPatch
+) -> pulumi.Output[Any]:
+    import components.cleanup
+    from components.controlplane import NovaControlPlane
+
+    waits: list[Any] = []
+    real_job = components.cleanup.config_job
+
+    def recording_job(*args: Any, **kwargs: Any) -> Any:
+        waits.extend(kwargs["opts"].depends_on)
+        return real_job(*args, **kwargs)
+
+    monkeypatch.setattr(components.cleanup, "config_job", recording_job)
+    cells = {"cell0": {}, "cell1": {"conductorServiceTemplate": {"replicas": 2}}, "cell2": {}}
+    plane = NovaControlPlane("nova", settings(cellTemplates=cells, schedulerServiceTemplate={"replicas": 3}))
+    # after every scheduler and conductor rollout, the API's rollout, its Services and its catalog entry
+    assert set(waits) == {
+        plane.scheduler.statefulset, *(c.conductor.statefulset for c in plane.cells.values()),
+        plane.api.statefulset, *plane.api.services, plane.keystone.job, plane.service_cleanup.config_secret}
+
+    def check(_: Any) -> None:
+        job = next(j for j in mocks.of_type(JOB).values() if j["metadata"]["name"] == "nova-service-cleanup")
+        pod = job["spec"]["template"]["spec"]
+        container = pod["containers"][0]
+        assert container["command"] == ["python3", "/var/lib/openstack/config/nova-service-cleanup.py"]
+        # no secret in the pod spec: the credentials are a file of the Secret, readable by root only
+        assert {e["name"]: e["value"] for e in container["env"]} == {
+            "OS_CLIENT_CONFIG_FILE": "/var/lib/openstack/config/clouds.yaml",
+            "CLEANUP_CONFIG_DIR": "/var/lib/openstack/config"}
+        assert pod["volumes"][0]["secret"] == {"secretName": "nova-service-cleanup-config", "defaultMode": 0o400}
+        assert len(job["spec"]["template"]["metadata"]["annotations"]["nova.openstack.org/config-hash"]) == 64
+        config = next(i for i in mocks.of_type(SECRET).values()
+                      if i["metadata"]["name"] == "nova-service-cleanup-config")
+        assert SECRET_SIG in config["stringData"]
+        plan = json.loads(revealed(config["stringData"])["nova-service-cleanup.json"])
+        assert plan["binaries"]["nova-scheduler"]["statefulsets"] == {"nova-scheduler": 3}
+        assert plan["binaries"]["nova-conductor"]["statefulsets"] == {
+            "nova-cell0-conductor": 1, "nova-cell1-conductor": 2, "nova-cell2-conductor": 1}
+
+    urns = [r.urn for r in plane.all_resources()]
+    return pulumi.Output.all(*urns).apply(check)
 
 
 CRONJOB = "kubernetes:batch/v1:CronJob"

@@ -297,6 +297,51 @@ def test_control_plane_caches_in_memcached(
         assert conf["keystone_authtoken"]["memcached_servers"] == "memcached.openstack.svc:11211"
 
 
+# upstream's [oslo_messaging_rabbit] for a bus whose cluster serves quorum queues, and for one that does not
+QUORUM_QUEUES = {"rabbit_quorum_queue": "true", "rabbit_transient_quorum_queue": "true", "amqp_durable_queues": "true"}
+CLASSIC_QUEUES = {"amqp_durable_queues": "false", "amqp_auto_delete": "false"}
+
+
+def rabbit_options(text: str) -> dict[str, str]:
+    """Exactly what [oslo_messaging_rabbit] sets (configparser would mix in [DEFAULT])."""
+    ini(text)
+    _, assignments = parse(text)
+    return {a.key: a.values[0] for a in assignments if a.section == "oslo_messaging_rabbit"}
+
+
+@pytest.mark.parametrize(("service", "cell"), SERVICES)
+def test_quorum_queues_by_default_as_upstream(
+    service: NovaService, cell: str | None, settings: Settings, creds: Credentials
+) -> None:
+    assert rabbit_options(files_of(settings, creds, service, cell)["01-nova.conf"]) == QUORUM_QUEUES
+    for compute_cell in ("cell1", "cell2"):
+        compute = compute_config_files(settings, settings.nova.cell(compute_cell), creds)["01-nova.conf"]
+        assert rabbit_options(compute) == QUORUM_QUEUES
+
+
+def test_each_service_follows_the_queue_type_of_its_own_bus() -> None:
+    settings = make_settings(messagingBus={"queueType": "None"}, cellTemplates={
+        "cell0": {}, "cell1": {"messagingBus": {"queueType": "Mirrored"}}, "cell2": {}})
+    creds = make_creds(settings)
+    want = {
+        # the API bus: the top-level services and the superconductor
+        (NovaService.API, None): CLASSIC_QUEUES,
+        (NovaService.SCHEDULER, None): CLASSIC_QUEUES,
+        (NovaService.METADATA, None): CLASSIC_QUEUES,
+        (NovaService.CONDUCTOR, "cell0"): CLASSIC_QUEUES,
+        # mirroring is the broker's policy: nova's queues stay classic
+        (NovaService.CONDUCTOR, "cell1"): CLASSIC_QUEUES,
+        (NovaService.NOVNCPROXY, "cell1"): CLASSIC_QUEUES,
+        (NovaService.CONDUCTOR, "cell2"): QUORUM_QUEUES,
+        (NovaService.NOVNCPROXY, "cell2"): QUORUM_QUEUES,
+    }
+    seen = {key: rabbit_options(files_of(settings, creds, *key)["01-nova.conf"]) for key in want}
+    assert seen == want
+    computes = {c: rabbit_options(compute_config_files(settings, settings.nova.cell(c), creds)["01-nova.conf"])
+                for c in ("cell1", "cell2")}
+    assert computes == {"cell1": CLASSIC_QUEUES, "cell2": QUORUM_QUEUES}
+
+
 def test_memcached_instance_is_the_stacks(creds: Credentials) -> None:
     conf = ini(files_of(make_settings(memcachedInstance="cache-a"), creds, NovaService.API, None)["01-nova.conf"])
     assert conf["cache"]["memcache_servers"] == "cache-a.openstack.svc:11211"

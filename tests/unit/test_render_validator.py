@@ -42,7 +42,9 @@ def settings() -> Settings:
     raw = {
         "nova": {
             "notificationsBus": {"cluster": "rabbitmq"},
-            "cellTemplates": {"cell0": {}, "cell1": {}, "cell2": {"hasAPIAccess": False}},
+            # cell2's bus serves classic queues, the others quorum queues: both sets of options are checked
+            "cellTemplates": {"cell0": {}, "cell1": {}, "cell2": {
+                "hasAPIAccess": False, "messagingBus": {"queueType": "None"}}},
         }
     }
     return load(raw, secret_keys=TOP_LEVEL_KEYS, catalog=None)
@@ -76,6 +78,7 @@ def rendered(settings: Settings, creds: Credentials) -> dict[str, str]:
         "conductor-cell2": service_config_files(settings, NovaService.CONDUCTOR, cell("cell2"), creds),
         "novncproxy-cell1": service_config_files(settings, NovaService.NOVNCPROXY, cell("cell1"), creds),
         "compute-cell1": compute_config_files(settings, cell("cell1"), creds),
+        "compute-cell2": compute_config_files(settings, cell("cell2"), creds),
     }
     return {name: files["01-nova.conf"] for name, files in confs.items()}
 

@@ -12,6 +12,7 @@ import pytest
 from components.settings import (
     TOP_LEVEL_KEYS,
     KubernetesMode,
+    QueueType,
     SecretStr,
     Settings,
     SettingsError,
@@ -135,6 +136,30 @@ def test_db_purge_schedule_must_be_a_cron_schedule() -> None:
     assert len(problems) == 2
 
 
+def test_buses_serve_quorum_queues_unless_their_cluster_says_otherwise() -> None:
+    """The queue type is the cluster's (infra-operator's RabbitMq spec.queueType), Quorum by default."""
+    nova = load({}, catalog=None).nova
+    assert nova.messaging_bus.queue_type is QueueType.QUORUM and nova.messaging_bus.quorum_queues
+    raw = {"nova": {"messagingBus": {"queueType": "Mirrored"}, "cellTemplates": {
+        "cell0": {}, "cell1": {"messagingBus": {"queueType": "None"}}, "cell2": {}}}}
+    nova = load(raw, catalog=None).nova
+    assert [(c.name, c.messaging_bus.queue_type, c.messaging_bus.quorum_queues) for c in nova.cells] == [
+        ("cell0", QueueType.MIRRORED, False), ("cell1", QueueType.NONE, False), ("cell2", QueueType.QUORUM, True)]
+
+
+def test_buses_on_one_cluster_agree_on_its_queue_type() -> None:
+    raw = {"nova": {
+        "notificationsBus": {"queueType": "None"},  # cluster rabbitmq, as the API bus
+        "cellTemplates": {"cell0": {}, "cell1": {"messagingBus": {"cluster": "rabbitmq", "vhost": "cell1"}},
+                          "cell2": {"messagingBus": {"cluster": "rabbitmq-cell1", "queueType": "Mirrored"}}}}}
+    problems = problems_of(raw)
+    assert problems == {
+        P + "nova.notificationsBus.queueType": (
+            "None differs from Quorum, the queue type of cluster rabbitmq at nova.messagingBus.queueType; "
+            "a cluster has one queue type: set the same on both"),
+    }
+
+
 def test_good_config_loads() -> None:
     settings = load(good_config(), secret_keys=ALL_SECRET, catalog=None)
     assert isinstance(settings, Settings)
@@ -216,6 +241,7 @@ CASES: list[tuple[str, Any, str]] = [
     ),
     ("nova.keystone.internalURL", "keystone:5000", "nova.keystone.internalURL"),
     ("nova.messagingBus.port", 0, "nova.messagingBus.port"),
+    ("nova.messagingBus.queueType", "quorum", "nova.messagingBus.queueType"),
     (
         "nova.cellTemplates.cell0.metadataServiceTemplate",
         {"enabled": True},
