@@ -220,6 +220,8 @@ def test_the_kill_script_refuses_what_no_haproxy_container_runs(tmp_path: Path) 
     log = tmp_path / "kill-script.log"
     proc, calls = _run(_kill_script(log), tmp_path, "HUP", "999999999")
     assert proc.returncode == 1 and calls == [] and log.read_text().endswith(" no process 999999999\n")
+    if "libpod-" in Path("/proc/self/cgroup").read_text():
+        pytest.skip("these tests run in a podman container themselves")
     # this test's own process runs in no podman container
     proc, calls = _run(_kill_script(log), tmp_path, "15", str(os.getpid()))
     assert proc.returncode == 1 and calls == []
