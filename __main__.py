@@ -4,7 +4,7 @@ import pulumi
 
 from components import k8s as kube
 from components.controlplane import NovaControlPlane
-from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NovaMigrationSSHKey
+from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NeutronMetadataAgent, NovaMigrationSSHKey
 from components.render import known_hosts_block
 from components.settings import SettingsError
 from components.settings.source import from_pulumi_config
@@ -34,7 +34,8 @@ files = ControlPlaneFiles(
     migration_public_key=migration_key.public_key,
 )
 known_hosts = known_hosts_block(settings.dataplane.node_sets)
-node_sets = [EdpmNodeSet(s.name, s, files, settings.dataplane.custom_services, known_hosts)
+agent = NeutronMetadataAgent(image=settings.images.neutron_metadata_agent, ovn=settings.dataplane.ovn)
+node_sets = [EdpmNodeSet(s.name, s, files, settings.dataplane.custom_services, known_hosts, agent)
              for s in settings.dataplane.node_sets]
 
 # Once a cell's computes are deployed, its host discovery runs (again for each new compute).

@@ -21,13 +21,25 @@ from components.playbook import PlaybookRun
 from components.render import (
     HOST_SPECIFIC_CONF,
     SSH_KNOWN_HOSTS_BLOCK,
+    agent_layout,
     host_specific_conf,
     libvirt_config_files,
     names,
+    neutron_metadata_agent_files,
     neutron_metadata_extra_files,
     nova_extra_files,
 )
-from components.settings import LIBVIRT, SSH_KNOWN_HOSTS, CustomService, Node, NodeSet, Settings
+from components.settings import (
+    LIBVIRT,
+    NEUTRON_METADATA,
+    SSH_KNOWN_HOSTS,
+    CustomService,
+    Node,
+    NodeSet,
+    Ovn,
+    Settings,
+)
+from components.settings.agentvars import IMAGE as AGENT_IMAGE_VAR
 
 T = TypeVar("T")
 
@@ -47,6 +59,13 @@ class ControlPlaneFiles:
     migration_private_key: pulumi.Output[str]
     migration_public_key: pulumi.Output[str]
 
+
+@dataclass(frozen=True)
+class NeutronMetadataAgent:
+    """The stack's inputs of each node's neutron-metadata service."""
+
+    image: str  # images.neutronMetadataAgent; a node's ansibleVars may name another, as upstream
+    ovn: Ovn | None  # dataplane.ovn: the OVN southbound database
 
 class NovaMigrationSSHKey(pulumi.ComponentResource):
     """The key pair computes use to reach each other for migration, published as
@@ -92,12 +111,14 @@ class EdpmNodeSet(pulumi.ComponentResource):
         control_plane: ControlPlaneFiles,
         custom_services: Mapping[str, CustomService],
         known_hosts_block: str,
+        neutron_metadata: NeutronMetadataAgent,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`known_hosts_block`: the host keys of every node of the stack, for ssh-known-hosts."""
         super().__init__("openstack-nova:dataplane:EdpmNodeSet", name, {}, opts)
         self._node_set, self._control_plane, self._custom = node_set, control_plane, custom_services
         self._known_hosts_block = known_hosts_block
+        self._agent = neutron_metadata
         template = node_set.node_template
         key = (template.ssh_private_key.reveal() if template.ssh_private_key is not None
                else _read(template.ssh_private_key_file))
@@ -133,14 +154,17 @@ class EdpmNodeSet(pulumi.ComponentResource):
     def _run(self, node: Node, service: str, playbook: str, after: PlaybookRun | None, *,
              files: pulumi.Input[Mapping[str, str]] | None = None,
              public_files: Mapping[str, str] | None = None, stop_playbook: str | None = None,
-             variables: Mapping[str, Any] | None = None) -> PlaybookRun:
+             variables: Mapping[str, Any] | None = None,
+             default_host_vars: Mapping[str, str] | None = None) -> PlaybookRun:
+        """`default_host_vars`: the node's variables unless its ansibleVars set them (as upstream's
+        inventory sets image variables)."""
         template = self._node_set.node_template
         return PlaybookRun(
             f"{node.name}-{service}",
             playbook=playbook,
             host={"name": node.name, "address": node.ansible_host, "port": template.ansible_port,
                   "user": template.ansible_user},
-            host_vars={**template.ansible_vars, **node.ansible_vars},
+            host_vars={**(default_host_vars or {}), **template.ansible_vars, **node.ansible_vars},
             ssh_private_key=self._ssh_key,
             known_hosts=self._known_hosts,
             files=files,
@@ -162,7 +186,7 @@ class EdpmNodeSet(pulumi.ComponentResource):
     def _service(self, node: Node, service: str, after: PlaybookRun) -> PlaybookRun:
         if service == "nova":
             return self._nova(node, after)
-        if service == "neutron-metadata":
+        if service == NEUTRON_METADATA:
             return self._neutron_metadata(node, after)
         if service == LIBVIRT:
             return self._run(node, service, "libvirt.yml", after, public_files=libvirt_config_files())
@@ -198,16 +222,25 @@ class EdpmNodeSet(pulumi.ComponentResource):
     def _neutron_metadata(self, node: Node, after: PlaybookRun) -> PlaybookRun:
         configs = self._control_plane.metadata_configs
         source = None if None in configs else node.cell
+        where = f"openstack-nova:dataplane.nodeSets.{self._node_set.name}.services"
         if source not in configs:
             raise pulumi.RunError(
-                f"openstack-nova:dataplane.nodeSets.{self._node_set.name}.services: neutron-metadata needs a "
-                f"metadata service for {node.name}; enable nova.metadataServiceTemplate or "
-                f"nova.cellTemplates.{node.cell}.metadataServiceTemplate")
+                f"{where}: {NEUTRON_METADATA} needs a metadata service for {node.name}; enable "
+                f"nova.metadataServiceTemplate or nova.cellTemplates.{node.cell}.metadataServiceTemplate")
+        agent = self._agent
+        if agent.ovn is None:
+            raise pulumi.RunError(f"{where}: {NEUTRON_METADATA} needs the OVN southbound database of "
+                                  "dataplane.ovn.sbConnection")
+        layout = agent_layout(self._node_set, node, agent.image)
         secret_extra = neutron_metadata_extra_files(self._node_set, node, secret=True)
         metadata: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
             configs[source].apply(lambda files: {**files, **secret_extra}))
-        return self._run(node, "neutron-metadata", "neutron-metadata.yml", after, files=metadata,
-                         public_files=neutron_metadata_extra_files(self._node_set, node),
+        # Shown in preview line by line: all but nova's 05-nova-metadata.conf (the shared secret)
+        # and snippets that set secret options.
+        public = {**neutron_metadata_agent_files(layout, agent.ovn),
+                  **neutron_metadata_extra_files(self._node_set, node)}
+        return self._run(node, NEUTRON_METADATA, "neutron-metadata.yml", after, files=metadata,
+                         public_files=public, stop_playbook="neutron-metadata-stop.yml",
                          variables=self._secret_file_vars(node, "edpm_neutron_metadata_secret_files",
                                                           list(secret_extra)),
-                         stop_playbook="neutron-metadata-stop.yml")
+                         default_host_vars={AGENT_IMAGE_VAR: agent.image})

@@ -7,10 +7,11 @@ from .credentials import Credentials, database_url, transport_url
 from .edpm import SSH_KNOWN_HOSTS_BLOCK, known_hosts_block, neutron_metadata_extra_files, nova_extra_files
 from .hashing import config_hash
 from .keystone import compute_endpoints, keystone_registration_files
-from .kolla import compute_config_json, service_config_json
+from .kolla import compute_config_json, metadata_agent_config_json, service_config_json
 from .libvirt import LIBVIRT_DAEMONS, libvirt_config_files
 from .metadata import METADATA_CONF, metadata_host, metadata_neutron_config
 from .names import metadata_neutron_secret_name
+from .neutron_metadata import AgentLayout, agent_layout, neutron_metadata_agent_files
 from .nova_conf import (
     BLANK_CONF,
     HOST_SPECIFIC_CONF,
@@ -36,9 +37,11 @@ __all__ = [
     "OVERRIDE_CONF",
     "RUNTIMES",
     "SSH_KNOWN_HOSTS_BLOCK",
+    "AgentLayout",
     "Credentials",
     "NovaService",
     "Runtime",
+    "agent_layout",
     "compute_config_files",
     "compute_config_json",
     "compute_endpoints",
@@ -48,9 +51,11 @@ __all__ = [
     "keystone_registration_files",
     "known_hosts_block",
     "libvirt_config_files",
+    "metadata_agent_config_json",
     "metadata_host",
     "metadata_neutron_config",
     "metadata_neutron_secret_name",
+    "neutron_metadata_agent_files",
     "neutron_metadata_extra_files",
     "nova_extra_files",
     "novncproxy_base_url",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ def environment() -> jinja2.Environment:
         autoescape=False,  # INI, not HTML
     )
     env.filters["ini"] = ini_value
+    env.filters["shq"] = shlex.quote  # a value as one shell word
     return env
 
 

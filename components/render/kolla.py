@@ -88,3 +88,25 @@ def compute_config_json() -> str:
             ],
         }
     )
+
+
+def metadata_agent_config_json(rootwrap_source: str, rootwrap_dest: str) -> str:
+    """The kolla config of the ovn_metadata_agent container on an EDPM node, as edpm-ansible's.
+
+    The agent finds its config directory (/etc/neutron.conf.d) itself: oslo.config
+    looks there by default. kolla only puts rootwrap's config where root_helper reads it.
+    """
+    return _dump(
+        {
+            "command": "neutron-ovn-metadata-agent",
+            "config_files": [_copy(rootwrap_source, rootwrap_dest, owner="root:root")],
+            "permissions": [
+                {"path": "/var/lib/neutron", "owner": "neutron:neutron", "recurse": True},
+                # the agent's TLS certificate, when one is mounted
+                {"path": "/etc/pki/tls/certs/ovn_metadata.crt", "owner": "neutron:neutron", "perm": "0644",
+                 "optional": True},
+                {"path": "/etc/pki/tls/private/ovn_metadata.key", "owner": "neutron:neutron", "perm": "0644",
+                 "optional": True},
+            ],
+        }
+    )

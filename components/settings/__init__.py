@@ -11,6 +11,7 @@ from .load import TOP_LEVEL_KEYS, load
 from .model import (
     CELL0,
     LIBVIRT,
+    NEUTRON_METADATA,
     SSH_KNOWN_HOSTS,
     Cell,
     CustomService,
@@ -27,6 +28,7 @@ from .model import (
     NodeSet,
     NodeTemplate,
     Nova,
+    Ovn,
     QueueType,
     RunLimits,
     ServiceConfigs,
@@ -39,6 +41,7 @@ from .secret import SecretStr
 __all__ = [
     "CELL0",
     "LIBVIRT",
+    "NEUTRON_METADATA",
     "SSH_KNOWN_HOSTS",
     "TOP_LEVEL_KEYS",
     "Cell",
@@ -57,6 +60,7 @@ __all__ = [
     "NodeTemplate",
     "Nova",
     "OptionCatalog",
+    "Ovn",
     "Problem",
     "QueueType",
     "RunLimits",

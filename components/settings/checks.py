@@ -55,3 +55,33 @@ def cron_problem(value: str) -> str | None:
     if value.strip() in _CRON_MACROS or (len(fields) == 5 and all(_CRON_FIELD.match(f) for f in fields)):
         return None
     return f"'{value}' is not a cron schedule: five fields (minute hour day month weekday), e.g. '0 0 * * *', or @daily"
+
+
+_OVSDB_TCP = re.compile(r"^tcp:(\[[0-9A-Fa-f:.]+\]|[^:\[\]]+):([0-9]{1,5})$")
+
+
+def ovsdb_connection_problem(value: str) -> str | None:
+    """Why `value` is not an ovsdb connection the agents can use (`tcp:HOST:PORT` or
+    `unix:PATH`, comma-separated for a clustered database), or None."""
+    for entry in value.split(","):
+        entry = entry.strip()
+        if entry.startswith("ssl:"):
+            return (f"'{entry}' needs TLS to the OVN databases, which the program does not set up yet "
+                    "(no certificates reach the nodes); use tcp:HOST:PORT")
+        if entry.startswith("unix:") and len(entry) > len("unix:"):
+            continue
+        match = _OVSDB_TCP.match(entry)
+        if match is None:
+            return f"'{entry}' is not an ovsdb connection: tcp:HOST:PORT (e.g. tcp:10.0.0.5:6642) or unix:PATH"
+        host, port = match.group(1), int(match.group(2))
+        if (_ipv6_problem(host[1:-1]) if host.startswith("[") else host_problem(host)) or not 0 < port < 65536:
+            return f"'{entry}' names no usable host and port (tcp:HOST:PORT, an IPv6 address in [])"
+    return None
+
+
+def _ipv6_problem(value: str) -> str | None:
+    try:
+        ipaddress.IPv6Address(value)
+    except ValueError:
+        return f"'{value}' is not an IPv6 address"
+    return None

@@ -9,13 +9,15 @@ from pathlib import PurePosixPath
 from types import MappingProxyType
 
 from . import knownhosts
+from .agentvars import check_agent_vars
 from .catalog import OptionCatalog
-from .checks import host_problem, hostname_problem, label_problem
+from .checks import host_problem, hostname_problem, label_problem, ovsdb_connection_problem
 from .customconfig import read_snippet
 from .errors import Path, did_you_mean, format_path
 from .model import (
     BUILTIN_EDPM_SERVICES,
     CELL0,
+    NEUTRON_METADATA,
     SSH_KNOWN_HOSTS,
     CustomService,
     Dataplane,
@@ -24,6 +26,7 @@ from .model import (
     NodeSet,
     NodeTemplate,
     Nova,
+    Ovn,
     RunLimits,
     ServiceConfigs,
 )
@@ -95,10 +98,12 @@ def _node_template(obj: Obj) -> NodeTemplate:
             obj.ctx.problem(obj.at("knownHostsFile"), f"cannot read {known_hosts_file}: {err.strerror or err}")
         except UnicodeDecodeError:
             obj.ctx.problem(obj.at("knownHostsFile"), f"{known_hosts_file} is not a text file")
+    ansible_vars = obj.any_map("ansibleVars")
+    check_agent_vars(obj.ctx, obj.at("ansibleVars"), ansible_vars)
     template = NodeTemplate(
         ansible_user=obj.text("ansibleUser", "root", allow_empty=False),
         ansible_port=obj.integer("ansiblePort", 22, lo=1, hi=65535),
-        ansible_vars=obj.any_map("ansibleVars"),
+        ansible_vars=ansible_vars,
         ssh_private_key=key,
         ssh_private_key_file=key_file,
         known_hosts_file=known_hosts_file,
@@ -122,12 +127,14 @@ def _node(name: str, obj: Obj, set_cell: str, catalog: OptionCatalog | None) -> 
         obj.ctx.problem(obj.at("ansibleHost"), "is required: the IP address or name Ansible connects to")
     elif problem := host_problem(ansible_host):
         obj.ctx.problem(obj.at("ansibleHost"), problem)
+    ansible_vars = obj.any_map("ansibleVars")
+    check_agent_vars(obj.ctx, obj.at("ansibleVars"), ansible_vars)
     node = Node(
         name=name,
         host_name=host_name,
         ansible_host=ansible_host or "",
         cell=obj.opt_text("cell") or set_cell,
-        ansible_vars=obj.any_map("ansibleVars"),
+        ansible_vars=ansible_vars,
         custom_service_config=_service_configs(obj.obj("customServiceConfig"), catalog),
     )
     obj.close()
@@ -234,6 +241,26 @@ def _migration_key(obj: Obj) -> MigrationSSHKey | None:
     return MigrationSSHKey(private_key=private, public_key=public)
 
 
+def _ovn(obj: Obj, node_sets: list[NodeSet]) -> Ovn | None:
+    """The OVN southbound database; required by the neutron metadata agents."""
+    users = sorted(s.name for s in node_sets if NEUTRON_METADATA in s.services and s.nodes)
+    connection = obj.opt_text("sbConnection")
+    obj.close()
+    if connection is None:
+        if users:
+            obj.ctx.problem(
+                obj.at("sbConnection"),
+                f"is required by the {NEUTRON_METADATA} service (node sets: {', '.join(users)}): the OVN "
+                "southbound database its agents connect to, e.g. tcp:<address of ovsdbserver-sb>:6642 "
+                "(upstream: ovn_sb_connection of the neutron-ovn-metadata-agent-neutron-config Secret)",
+            )
+        return None
+    if problem := ovsdb_connection_problem(connection):
+        obj.ctx.problem(obj.at("sbConnection"), problem)
+        return None
+    return Ovn(sb_connection=",".join(entry.strip() for entry in connection.split(",")))
+
+
 def parse_dataplane(obj: Obj, catalog: OptionCatalog | None) -> Dataplane:
     custom = {name: _custom_service(name, o) for name, o in obj.entries("customServices")}
     known = [*BUILTIN_EDPM_SERVICES, *custom]
@@ -242,6 +269,7 @@ def parse_dataplane(obj: Obj, catalog: OptionCatalog | None) -> Dataplane:
         node_sets=tuple(sorted(node_sets, key=lambda s: s.name)),
         custom_services=MappingProxyType(custom),
         migration_ssh_key=_migration_key(obj.obj("migrationSSHKey")),
+        ovn=_ovn(obj.obj("ovn"), node_sets),
     )
     obj.close()
     return dataplane

@@ -16,10 +16,11 @@ from .secret import SecretStr
 CELL0 = "cell0"
 
 SSH_KNOWN_HOSTS = "ssh-known-hosts"
+NEUTRON_METADATA = "neutron-metadata"
 LIBVIRT = "libvirt"
 # Services a node set may list without defining them in dataplane.customServices,
 # in upstream's default order (also the order of a node set that lists none).
-BUILTIN_EDPM_SERVICES = (SSH_KNOWN_HOSTS, "neutron-metadata", LIBVIRT, "nova")
+BUILTIN_EDPM_SERVICES = (SSH_KNOWN_HOSTS, NEUTRON_METADATA, LIBVIRT, "nova")
 
 
 @dataclass(frozen=True)
@@ -226,10 +227,18 @@ class MigrationSSHKey:
 
 
 @dataclass(frozen=True)
+class Ovn:
+    """The OVN databases the data plane's agents use; OVN itself is a neighbour's."""
+
+    sb_connection: str  # ovsdb connection string(s), e.g. "tcp:10.0.0.5:6642,tcp:10.0.0.6:6642"
+
+
+@dataclass(frozen=True)
 class Dataplane:
     node_sets: tuple[NodeSet, ...]  # sorted by name
     custom_services: Mapping[str, CustomService]
     migration_ssh_key: MigrationSSHKey | None  # None: the components generate one
+    ovn: Ovn | None = None  # required when a node set runs neutron-metadata
 
     @property
     def nodes(self) -> tuple[Node, ...]:

@@ -47,6 +47,12 @@ RULES: dict[str, tuple[dict[str, Any], str, str]] = {
         {"nova": {"cellTemplates": CELLS}, "dataplane": node_set("cell1")},
         "openstack-nova:dataplane.nodeSets.edpm.nodeTemplate.knownHostsFile",
         "is required by the ssh-known-hosts service"),
+    "neutron-metadata needs the OVN southbound database": (
+        {"nova": {"cellTemplates": CELLS}, "dataplane": node_set("cell1")},
+        "openstack-nova:dataplane.ovn.sbConnection", "is required by the neutron-metadata service"),
+    "the OVN southbound database is reached over tcp": (
+        {"nova": {"cellTemplates": CELLS}, "dataplane": {**node_set("cell1"), "ovn": {"sbConnection": "ssl:x:6642"}}},
+        "openstack-nova:dataplane.ovn.sbConnection", "needs TLS to the OVN databases"),
     "metadata at the top level or in cells": (
         {"nova": {"metadataServiceTemplate": {"enabled": True},
                   "cellTemplates": {**CELLS, "cell1": {"metadataServiceTemplate": {"enabled": True}}}}},

@@ -3,6 +3,8 @@ only on the nodes a change concerns, and what a node may not do."""
 
 from __future__ import annotations
 
+import base64
+import configparser
 import json
 import os
 import signal
@@ -17,9 +19,10 @@ import pytest
 import yaml
 
 from components.playbook import run_playbook
-from components.render import LIBVIRT_DAEMONS, libvirt_config_files
+from components.render import LIBVIRT_DAEMONS, AgentLayout, libvirt_config_files, neutron_metadata_agent_files
+from components.settings import Ovn, load
 from components.settings.catalog import NAMESPACES
-from tests.integration.local_env import ENV, ROOT, node, pulumi, revealed, run, up
+from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi, revealed, run, up
 from tests.integration.nova_compute import compute_services, eventually, option_dump
 from tests.integration.stacks import Stack
 
@@ -65,6 +68,54 @@ def test_libvirt_config_is_laid_out_for_its_daemons(dev_stack: str) -> None:
             + ["/etc/sasl2/libvirt.conf 640 root:libvirt"])
         assert node(name, "cat /etc/libvirt/virtqemud.conf").stdout == rendered["virtqemud.conf"]
         assert node(name, "cat /etc/sasl2/libvirt.conf").stdout == rendered["sasl2-libvirt.conf"]
+
+
+AGENT_DIR = "/var/lib/openstack/neutron-ovn-metadata-agent"
+
+
+def test_the_metadata_agent_is_laid_out_as_upstream(dev_stack: str) -> None:
+    image = load({}, catalog=None).images.neutron_metadata_agent  # the dev stack keeps the default
+    rendered = neutron_metadata_agent_files(
+        AgentLayout(image=image, sidecar_image=image, sidecar_debug=False, config_dir=AGENT_DIR,
+                    lib_dir="/var/lib/neutron"),
+        Ovn(sb_connection="tcp:ovsdbserver-sb.openstack.svc:6642"))
+    secret = base64.b64decode(kubectl_json("get", "secret", "-n", "openstack", "nova-metadata-neutron-config")
+                              ["data"]["05-nova-metadata.conf"]).decode()
+    for name in NODES:
+        assert stat(name, f"{AGENT_DIR}/*") == {
+            "01-neutron-ovn-metadata-agent.conf": "644 root", "01-rootwrap.conf": "644 root",
+            "05-nova-metadata.conf": "600 root", "10-neutron-metadata.conf": "644 root"}, name
+        for conf in ("01-neutron-ovn-metadata-agent.conf", "01-rootwrap.conf", "10-neutron-metadata.conf"):
+            assert node(name, f"cat {AGENT_DIR}/{conf}").stdout == rendered[conf], (name, conf)
+        assert node(name, f"cat {AGENT_DIR}/05-nova-metadata.conf").stdout == secret, name
+        kolla = "/var/lib/kolla/config_files/ovn_metadata_agent.json"
+        assert stat(name, kolla) == {"ovn_metadata_agent.json": "600 root"}, name
+        assert node(name, f"cat {kolla}").stdout == rendered["ovn_metadata_agent.json"], name
+        assert stat(name, "/var/lib/neutron/*") == {
+            "external": "755 root", "kill_scripts": "755 root", "ovn-metadata-proxy": "755 root",
+            "ovn_metadata_haproxy_wrapper": "755 root"}, name
+        assert stat(name, "/var/lib/neutron/kill_scripts/* /var/lib/neutron/external/pids") == {
+            "haproxy-kill": "755 root", "pids": "755 root"}, name
+        for script, path in (("ovn_metadata_haproxy_wrapper", "/var/lib/neutron/ovn_metadata_haproxy_wrapper"),
+                             ("haproxy-kill", "/var/lib/neutron/kill_scripts/haproxy-kill")):
+            assert node(name, f"cat {path}").stdout == rendered[script], (name, script)
+            assert node(name, f"bash -n {path}").returncode == 0, (name, script)
+
+
+def test_the_metadata_agent_would_reach_nova_and_ovn(dev_stack: str) -> None:
+    """The agent's options as it loads them: its config directory's *.conf in name order, later wins."""
+    for name in NODES:
+        loaded = sorted(node(name, f"ls {AGENT_DIR}").stdout.split())
+        merged = configparser.ConfigParser(interpolation=None, strict=False)
+        for conf in (c for c in loaded if c.endswith(".conf")):
+            merged.read_string(node(name, f"cat {AGENT_DIR}/{conf}").stdout)
+        assert merged["DEFAULT"]["nova_metadata_host"] == "nova-metadata-internal.openstack.svc", name
+        assert (merged["DEFAULT"]["nova_metadata_port"], merged["DEFAULT"]["nova_metadata_protocol"]) == (
+            "8775", "http"), name
+        assert merged["DEFAULT"]["metadata_proxy_shared_secret"], name
+        assert merged["ovn"]["ovn_sb_connection"] == "tcp:ovsdbserver-sb.openstack.svc:6642", name
+        assert merged["agent"]["root_helper"] == "sudo neutron-rootwrap /etc/neutron/rootwrap.conf", name
+        assert merged["ovs"]["ovsdb_connection"] == "tcp:127.0.0.1:6640", name
 
 
 def _state_props(stack: str, resource: str) -> dict[str, Any]:
@@ -258,3 +309,13 @@ def test_refresh_finds_drift_and_up_repairs_it(dev_stack: str) -> None:
     assert all(all(v.values()) for v in in_sync["edpm-compute"].values())
 
 
+
+
+def test_refresh_finds_a_missing_haproxy_wrapper_and_up_puts_it_back(dev_stack: str) -> None:
+    wrapper = "/var/lib/neutron/ovn_metadata_haproxy_wrapper"
+    node("edpm-compute-0", f"rm {wrapper}")
+    pulumi("refresh", "--yes", "--skip-preview", "-s", dev_stack)
+    changes = up(dev_stack)
+    repaired = sorted(name for op, _, name in changes["steps"] if op == "update")
+    assert repaired == ["edpm-compute-0-neutron-metadata"]
+    assert stat("edpm-compute-0", wrapper) == {"ovn_metadata_haproxy_wrapper": "755 root"}

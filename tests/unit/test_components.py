@@ -290,34 +290,39 @@ def test_each_cell_archives_and_purges_its_database(mocks: RecordingMocks) -> pu
 PLAYBOOK_RUN = "pulumi-python:dynamic:Resource"
 
 
-def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None) -> list[Any]:
-    """Node sets `fast` (n0, its own time limits) and `default` (n1), both in cell1;
-    `configs`: customServiceConfig per node."""
-    from components.dataplane import ControlPlaneFiles, EdpmNodeSet
+def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
+                   n1_vars: dict[str, Any] | None = None) -> list[Any]:
+    """Node sets `fast` (n0, its own time limits) and `default` (n1, `n1_vars` its ansibleVars), both in
+    cell1; `configs`: customServiceConfig per node."""
+    from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NeutronMetadataAgent
     from components.render import known_hosts_block
 
     key = tmp_path / "id"
     key.write_text("key\n")
 
-    def node_set(node: str, address: str, timeouts: dict[str, int]) -> dict[str, Any]:
+    def node_set(node: str, address: str, timeouts: dict[str, int], node_vars: dict[str, Any]) -> dict[str, Any]:
         template = {"ansibleSSHPrivateKeyFile": str(key), "knownHostsFile": KNOWN_HOSTS}
-        return {"cell": "cell1", "nodes": {node: {"ansibleHost": address}},
+        return {"cell": "cell1", "nodes": {node: {"ansibleHost": address, "ansibleVars": node_vars}},
                 "nodeTemplate": {**template, **({"timeouts": timeouts} if timeouts else {})}}
 
-    raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "dataplane": {"nodeSets": {
-        "fast": node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300}),
-        "default": node_set("n1", "192.0.2.11", {})}}}
+    raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "dataplane": {
+        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+        "nodeSets": {
+            "fast": node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300}, {}),
+            "default": node_set("n1", "192.0.2.11", {}, n1_vars or {})}}}
     for node_set_config in raw["dataplane"]["nodeSets"].values():
         for name, node in node_set_config["nodes"].items():
             if name in (configs or {}):
                 node["customServiceConfig"] = configs[name]  # type: ignore[index]
     s = load(raw, secret_keys=["dataplane"], catalog=None)
     empty = pulumi.Output.from_input({"01-nova.conf": ""})
-    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: empty},
+    metadata = pulumi.Output.secret({"05-nova-metadata.conf": "[DEFAULT]\nmetadata_proxy_shared_secret = s\n"})
+    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: metadata},
                               migration_private_key=pulumi.Output.from_input("k"),
                               migration_public_key=pulumi.Output.from_input("k.pub"))
-    return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets))
-            for n in s.dataplane.node_sets]
+    agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
+    return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
+                        agent) for n in s.dataplane.node_sets]
 
 
 def _all_runs(sets: list[Any]) -> pulumi.Output[Any]:
@@ -378,3 +383,29 @@ def test_snippets_that_set_secret_options_reach_nodes_as_secret_files(
         assert nova1["vars"] == {}
 
     return _all_runs(sets).apply(check)
+
+
+@pulumi.runtime.test
+def test_each_node_gets_the_agents_files_and_image(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    own = "registry.example/neutron-metadata-agent:node"
+    sets = _two_node_sets(tmp_path, n1_vars={"edpm_neutron_metadata_agent_image": own})
+    default = "quay.io/podified-antelope-centos9/openstack-neutron-metadata-agent-ovn:current-podified"
+
+    def check(_: Any) -> None:
+        runs = mocks.of_type(PLAYBOOK_RUN)
+        for node, image in (("n0", default), ("n1", own)):
+            run = runs[f"{node}-neutron-metadata"]
+            assert (run["playbook"], run["stop_playbook"]) == ("neutron-metadata.yml", "neutron-metadata-stop.yml")
+            # shown in preview: everything but nova's shared secret
+            assert sorted(run["public_files"]) == [
+                "01-neutron-ovn-metadata-agent.conf", "01-rootwrap.conf", "10-neutron-metadata.conf",
+                "haproxy-kill", "ovn_metadata_agent.json", "ovn_metadata_haproxy_wrapper"]
+            assert run["public_files"]["10-neutron-metadata.conf"] == "[ovn]\novn_sb_connection = tcp:10.0.0.5:6642\n"
+            assert SECRET_SIG in run["files"] and list(revealed(run["files"])) == ["05-nova-metadata.conf"]
+            # the image the Quadlet unit runs (upstream's inventory variable, unless ansibleVars set it) is
+            # also the one the haproxy wrapper starts each network's haproxy from
+            assert run["host_vars"] == {"edpm_neutron_metadata_agent_image": image}
+            assert f"\nimage={image}\n" in run["public_files"]["ovn_metadata_haproxy_wrapper"]
+
+    return _all_runs(sets).apply(check)
+

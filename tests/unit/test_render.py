@@ -520,6 +520,7 @@ def test_rendering_is_deterministic(settings: Settings, creds: Credentials) -> N
 def test_extra_files_layer_node_set_then_node() -> None:
     raw = {
         "dataplane": {
+            "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
             "nodeSets": {
                 "edpm": {
                     "nodeTemplate": {"ansibleSSHPrivateKey": "k", "knownHostsFile": KNOWN_HOSTS},
@@ -574,7 +575,7 @@ def test_keystone_registration_files(settings: Settings) -> None:
 
 
 def test_known_hosts_name_each_node_as_peers_reach_it() -> None:
-    raw = {"dataplane": {"nodeSets": {
+    raw = {"dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "nodeSets": {
         "a": {"nodeTemplate": {"ansibleSSHPrivateKey": "k", "knownHostsFile": KNOWN_HOSTS},
               "nodes": {"c1": {"ansibleHost": "10.0.0.2"},
                         "c0": {"ansibleHost": "10.0.0.1", "hostName": "c0.example"}}},

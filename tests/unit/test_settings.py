@@ -45,6 +45,7 @@ def good_config() -> dict[str, Any]:
             },
         },
         "dataplane": {
+            "ovn": {"sbConnection": "tcp:172.17.0.30:6642"},
             "nodeSets": {
                 "edpm-a": {
                     "nodeTemplate": {
@@ -175,6 +176,7 @@ def test_good_config_loads() -> None:
     assert cells == {"compute-0": "cell1", "compute-1": "cell2", "compute-2": "cell2"}
     assert {n.name: n.host_name for n in settings.dataplane.nodes}["compute-2"] == "c2.example"
     assert node_sets["edpm-a"].custom_service_config.nova.startswith("[libvirt]")
+    assert settings.dataplane.ovn is not None and settings.dataplane.ovn.sb_connection == "tcp:172.17.0.30:6642"
     (mount,) = settings.extra_mounts
     assert mount.propagation == ("NovaConductor", "Compute") and mount.mounts[0].read_only
 
@@ -516,3 +518,95 @@ def test_an_unreadable_known_hosts_file_is_a_problem(tmp_path: Any) -> None:
     problems = problems_of(raw)
     assert problems[P + "dataplane.nodeSets.edpm-a.nodeTemplate.knownHostsFile"] == (
         f"cannot read {tmp_path}/missing: No such file or directory")
+
+
+# --- the neutron metadata agent -----------------------------------------------
+
+
+OVN = P + "dataplane.ovn.sbConnection"
+
+
+def test_the_ovn_southbound_database_is_required_by_neutron_metadata() -> None:
+    problems = problems_of(with_change("dataplane.ovn", None))
+    # edpm-b runs no neutron-metadata
+    assert problems == {OVN: (
+        "is required by the neutron-metadata service (node sets: edpm-a): the OVN southbound database its "
+        "agents connect to, e.g. tcp:<address of ovsdbserver-sb>:6642 (upstream: ovn_sb_connection of the "
+        "neutron-ovn-metadata-agent-neutron-config Secret)")}
+    raw = with_change("dataplane.nodeSets.edpm-a.services", ["nova"], with_change("dataplane.ovn", None))
+    assert load(raw, secret_keys=ALL_SECRET, catalog=None).dataplane.ovn is None
+
+
+@pytest.mark.parametrize(("given", "kept"), [
+    ("tcp:10.0.0.5:6642", "tcp:10.0.0.5:6642"),
+    ("tcp:ovsdbserver-sb.openstack.svc:6642", "tcp:ovsdbserver-sb.openstack.svc:6642"),
+    ("tcp:[fd00:bbbb::5]:6642", "tcp:[fd00:bbbb::5]:6642"),
+    ("tcp:10.0.0.5:6642, tcp:10.0.0.6:6642", "tcp:10.0.0.5:6642,tcp:10.0.0.6:6642"),  # a cluster
+    ("unix:/run/ovn/ovnsb_db.sock", "unix:/run/ovn/ovnsb_db.sock"),
+])
+def test_ovsdb_connections_the_agent_takes(given: str, kept: str) -> None:
+    settings = load(with_change("dataplane.ovn.sbConnection", given), secret_keys=ALL_SECRET, catalog=None)
+    assert settings.dataplane.ovn is not None and settings.dataplane.ovn.sb_connection == kept
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ("ssl:10.0.0.5:6642", "'ssl:10.0.0.5:6642' needs TLS to the OVN databases, which the program does not set "
+                          "up yet (no certificates reach the nodes); use tcp:HOST:PORT"),
+    ("10.0.0.5:6642", "'10.0.0.5:6642' is not an ovsdb connection: tcp:HOST:PORT (e.g. tcp:10.0.0.5:6642) "
+                      "or unix:PATH"),
+    ("tcp:10.0.0.5", "'tcp:10.0.0.5' is not an ovsdb connection: tcp:HOST:PORT (e.g. tcp:10.0.0.5:6642) "
+                     "or unix:PATH"),
+    ("ptcp:6642", "'ptcp:6642' is not an ovsdb connection: tcp:HOST:PORT (e.g. tcp:10.0.0.5:6642) or unix:PATH"),
+    ("tcp:10.0.0.5:6642,", "'' is not an ovsdb connection: tcp:HOST:PORT (e.g. tcp:10.0.0.5:6642) or unix:PATH"),
+    ("tcp:[fd00::1::2]:6642", "'tcp:[fd00::1::2]:6642' names no usable host and port (tcp:HOST:PORT, an IPv6 "
+                              "address in [])"),
+    ("tcp:bad_host:6642", "'tcp:bad_host:6642' names no usable host and port (tcp:HOST:PORT, an IPv6 address "
+                          "in [])"),
+    ("tcp:10.0.0.5:70000", "'tcp:10.0.0.5:70000' names no usable host and port (tcp:HOST:PORT, an IPv6 address "
+                           "in [])"),
+])
+def test_ovsdb_connections_the_agent_cannot_take(given: str, message: str) -> None:
+    assert problems_of(with_change("dataplane.ovn.sbConnection", given)) == {OVN: message}
+
+
+def test_unknown_ovn_keys_are_reported() -> None:
+    problems = problems_of(with_change("dataplane.ovn.nbConnection", "tcp:10.0.0.5:6641"))
+    assert problems == {P + "dataplane.ovn.nbConnection": "unknown key 'nbConnection'; did you mean sbConnection?"}
+
+
+OPTION_VAR = (
+    "the program renders the agent's options, so this variable would do nothing: set the option in "
+    "customServiceConfig.neutron-metadata of the node set or node instead, e.g. \"[DEFAULT]\\nmetadata_workers = 4\"")
+PLAIN_VAR = ("the program writes this value into the agent's haproxy wrapper: give a plain, non-empty string "
+             "(no Jinja)")
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("edpm_neutron_metadata_agent_DEFAULT_metadata_workers", "4", OPTION_VAR),
+    ("edpm_neutron_metadata_agent_ovn_ovsdb_probe_interval", "30000", OPTION_VAR),
+    ("edpm_neutron_metadata_agent_ovs_ovsdb_connection", "tcp:127.0.0.1:6640", OPTION_VAR),
+    ("edpm_neutron_metadata_agent_agent_root_helper", "sudo x", OPTION_VAR),
+    ("edpm_neutron_metadata_agent_oslo_concurrency_lock_patch", "$state_path/lock", OPTION_VAR),
+    ("edpm_neutron_metadata_agent_rootwrap_DEFAULT_rlimit_nofile", "2048",
+     "rootwrap's config is upstream's, rendered by the program (01-rootwrap.conf); remove this variable"),
+    ("edpm_neutron_metadata_agent_image", "{{ registry }}/agent:tag", PLAIN_VAR),
+    ("edpm_neutron_metadata_agent_sidecar_haproxy_image_name", "", PLAIN_VAR),
+    ("edpm_neutron_metadata_agent_lib_dir", 5, PLAIN_VAR),
+    ("edpm_neutron_metadata_agent_config_dir", "var/lib/x", "'var/lib/x' is not an absolute path"),
+    ("edpm_neutron_metadata_agent_sidecar_debug", "yes",
+     "expected a boolean (true/false): the program writes it into the haproxy wrapper"),
+])
+def test_upstream_agent_variables_that_would_mislead(name: str, value: Any, message: str) -> None:
+    for where in ("nodeSets.edpm-a.nodeTemplate", "nodeSets.edpm-a.nodes.compute-0"):
+        problems = problems_of(with_change(f"dataplane.{where}.ansibleVars", {name: value}))
+        assert problems == {f"{P}dataplane.{where}.ansibleVars.{name}": message}
+
+
+def test_upstream_agent_variables_that_place_the_agent_are_kept() -> None:
+    given = {"edpm_neutron_metadata_agent_image": "registry.example/agent:1",
+             "edpm_neutron_metadata_agent_lib_dir": "/srv/neutron",
+             "edpm_neutron_metadata_agent_sidecar_debug": True,
+             "edpm_neutron_metadata_start_mode": "validate"}
+    raw = with_change("dataplane.nodeSets.edpm-a.nodes.compute-0.ansibleVars", given)
+    (node,) = [n for n in load(raw, secret_keys=ALL_SECRET, catalog=None).dataplane.nodes if n.name == "compute-0"]
+    assert dict(node.ansible_vars) == given

@@ -102,6 +102,7 @@ def test_load_reports_snippet_problems_at_their_path() -> None:
 def test_dataplane_snippets_are_checked() -> None:
     raw: dict[str, Any] = {
         "dataplane": {
+            "ovn": {"sbConnection": "tcp:172.17.0.30:6642"},
             "nodeSets": {
                 "edpm": {
                     "nodeTemplate": {"ansibleSSHPrivateKey": "k", "knownHostsFile": KNOWN_HOSTS},
