@@ -18,10 +18,10 @@ import yaml
 
 from components.playbook import run_playbook
 from components.render import LIBVIRT_DAEMONS, libvirt_config_files
-from components.settings.catalog import NAMESPACES
 from tests.integration.local_env import ENV, ROOT, node, pulumi, revealed, run, up
 from tests.integration.nova_compute import compute_services, eventually, option_dump
 from tests.integration.stacks import Stack
+from tools.nova_catalog import NAMESPACES
 
 NODES = ("edpm-compute-0", "edpm-compute-1")
 NODE0_PATH = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0"
