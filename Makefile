@@ -6,7 +6,7 @@ STACK ?= dev
 NODE ?= edpm-compute-0
 ROOT := $(CURDIR)
 
-.PHONY: up down test unit integration lint env ssh toolchain venv environment status preview nova-conf bench clean-env
+.PHONY: up down test unit integration lint env ssh toolchain venv environment status preview nova-conf bench clean-env catalog
 
 ## up: set up whatever is missing, then `pulumi up` on $(STACK)
 up: environment
@@ -37,6 +37,11 @@ ssh:
 ## nova-conf: what nova-compute on NODE loads for OPT (group.option) and from which file
 nova-conf:
 	@devenv/nova-conf.sh $(NODE) '$(OPT)'
+
+## catalog: rewrite the option catalog of nova NOVA_RELEASE (default: every shipped one) from that
+## release's own option definitions, in a venv per release under ~/.cache/openstack-nova/catalog
+catalog:
+	@devenv/catalog.sh $(NOVA_RELEASE)
 
 ## down: stop everything `make up` started and undo its changes to the host (data is kept)
 down:

@@ -21,5 +21,4 @@ export PULUMI_SKIP_UPDATE_CHECK=true
 export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 export OPENSTACK_NOVA_ANSIBLE_LOG_DIR='$ENV_DIR/logs/ansible'
 export PULUMI_PYTHON_CMD='$root/.venv/bin/python'
-export OPENSTACK_NOVA_OPT_CATALOG='$root/.venv/nova-options.json'
 EOV

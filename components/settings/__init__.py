@@ -4,7 +4,8 @@
 `from_pulumi_config()` (in .source, the only Pulumi-aware module) feeds it.
 """
 
-from .catalog import OptionCatalog, catalog_from_env
+from .catalog import SHIPPED as SHIPPED_CATALOGS
+from .catalog import CatalogError, CatalogStore, OptionCatalog
 from .errors import Problem, SettingsError
 from .extramounts import control_plane_tags, edpm_tags, propagates
 from .load import TOP_LEVEL_KEYS, load
@@ -42,8 +43,11 @@ __all__ = [
     "CELL0",
     "LIBVIRT",
     "NEUTRON_METADATA",
+    "SHIPPED_CATALOGS",
     "SSH_KNOWN_HOSTS",
     "TOP_LEVEL_KEYS",
+    "CatalogError",
+    "CatalogStore",
     "Cell",
     "CustomService",
     "Database",
@@ -70,7 +74,6 @@ __all__ = [
     "Settings",
     "SettingsError",
     "VolumeMount",
-    "catalog_from_env",
     "control_plane_tags",
     "edpm_tags",
     "load",

@@ -1,50 +1,50 @@
-"""The catalog of nova's config options, used to check `customServiceConfig`.
+"""The catalogs of nova's config options, one per nova release, used to check
+`customServiceConfig` against the release the stack deploys.
 
-The catalog is a JSON file generated once from an installed nova
-(`python -m components.settings.catalog <out.json>`), so that checking a
-stack needs only this module, not nova's 130 dependencies. Its shape:
+Each catalog is a JSON file in `catalogs/`, `nova-<release>.json`, written by
+`tools/nova_catalog.py` from that release's own option registration (`make
+catalog NOVA_RELEASE=<release>` builds the release's venv and runs it), so that
+checking a stack needs only this module, not nova's 130 dependencies:
 
-    {group: {option: {type, multi, choices, ignore_case, min, max, deprecated_names, secret}}}
+    {"format": 1, "nova": "<release>", "libraries": {dist: version},
+     "namespaces": [...], "groups": {group: {option: spec}}}
 
-`deprecated_names` lists `[group, name]` pairs that oslo.config still accepts;
-`item_type` names the type of a list's items. A group name with `*` stands for
-the groups nova registers only at run time, e.g. `neutron_physnet_*`, one per
-physnet of `[neutron] physnets`.
+A spec has `type` and, when they apply, `item_type` (a list's items), `multi`,
+`choices`, `ignore_case`, `min`, `max`, `secret` and `deprecated_names`
+(`[group, name]` pairs that oslo.config still accepts). A group name with `*`
+stands for the groups nova registers only at run time, e.g. `neutron_physnet_*`,
+one per physnet of `[neutron] physnets`.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
-import os
-import sys
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-ENV_VAR = "OPENSTACK_NOVA_OPT_CATALOG"
+# The file layout this module reads (tools/nova_catalog.py FORMAT).
+FORMAT = 1
+CATALOG_DIR = Path(__file__).with_name("catalogs")
 # stands for any name in a group that nova registers at run time
 DYNAMIC_WILDCARD = "*"
+# A nova version as PyPI names it (34.0.0, 27.5.1, 35.0.0.0rc1); never a path.
+_RELEASE = re.compile(r"[0-9]+(\.[0-9A-Za-z]+)*")
+_SERIES = re.compile(r"20[0-9]{2}\.[12]")
+_SERIES_HINT = " (nova's own version, not the OpenStack series: 2023.1 antelope is nova 27)"
 
-# The namespaces of nova's own etc/nova/nova-config-generator.conf, plus the
-# libraries whose sections 01-nova.conf sets: [cache], [oslo_limit], [oslo_reports].
-NAMESPACES = (
-    "nova.conf",
-    "oslo.log",
-    "oslo.messaging",
-    "oslo.policy",
-    "oslo.privsep",
-    "oslo.service.periodic_task",
-    "oslo.service.service",
-    "oslo.middleware",
-    "oslo.concurrency",
-    "keystonemiddleware.auth_token",
-    "osprofiler",
-    "oslo.cache",
-    "oslo.limit",
-    "oslo.reports",
-)
+
+def regenerate_command(release: str) -> str:
+    """The one command that (re)writes the catalog of `release`."""
+    return f"make catalog NOVA_RELEASE={release}"
+
+
+class CatalogError(Exception):
+    """No usable catalog for a release; the message says how to make one."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,12 @@ class OptionCatalog:
 
     groups: Mapping[str, Mapping[str, OptionSpec]]
     aliases: Mapping[tuple[str, str], OptionSpec]
+    release: str | None = None  # the nova release the options come from, when known
+
+    @property
+    def subject(self) -> str:
+        """What the options belong to, for messages: "nova 27.5.1" or "nova"."""
+        return f"nova {self.release}" if self.release else "nova"
 
     def _options(self, group: str) -> Mapping[str, OptionSpec] | None:
         if group in self.groups:
@@ -88,7 +94,8 @@ class OptionCatalog:
         return names + [n for g, n in self.aliases if g == group]
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> OptionCatalog:
+    def from_json(cls, data: Mapping[str, Any], *, release: str | None = None) -> OptionCatalog:
+        """From `{group: {option: spec}}`, the `groups` of a catalog file."""
         groups: dict[str, dict[str, OptionSpec]] = {}
         aliases: dict[tuple[str, str], OptionSpec] = {}
         for group, options in data.items():
@@ -107,118 +114,79 @@ class OptionCatalog:
                 specs[name] = spec
                 for old_group, old_name in raw.get("deprecated_names") or ():
                     aliases[(old_group, old_name)] = spec
-        return cls(groups=groups, aliases=aliases)
-
-    @classmethod
-    def from_file(cls, path: str | os.PathLike[str]) -> OptionCatalog:
-        with open(path, encoding="utf-8") as handle:
-            return cls.from_json(json.load(handle))
+        return cls(groups=groups, aliases=aliases, release=release)
 
 
-def catalog_from_env() -> OptionCatalog | None:
-    """The catalog named by $OPENSTACK_NOVA_OPT_CATALOG; None if unset or absent."""
-    path = os.environ.get(ENV_VAR)
-    if not path or not Path(path).is_file():
-        return None
-    return OptionCatalog.from_file(path)
+def _read(path: Path) -> OptionCatalog:
+    """Raises CatalogError with what is wrong (the caller names the file)."""
+    try:
+        stat = path.stat()
+    except OSError as error:
+        raise CatalogError(f"cannot be read ({error.strerror})") from None
+    return _read_cached(path, stat.st_mtime_ns, stat.st_size)
 
 
-# --- generator: needs nova and the oslo libraries installed ---------------
+@lru_cache(maxsize=8)
+def _read_cached(path: Path, _mtime_ns: int, _size: int) -> OptionCatalog:
+    # keyed by mtime and size too: a regenerated file is read again
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise CatalogError(f"cannot be read ({error})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("groups"), dict):
+        raise CatalogError(f"is not a catalog this program reads (format {FORMAT})")
+    release = data.get("nova")
+    try:
+        return OptionCatalog.from_json(data["groups"], release=str(release) if release is not None else None)
+    except (AttributeError, TypeError, ValueError) as error:
+        raise CatalogError(f"has a malformed option ({error})") from None
 
 
-def _describe(opt: Any, group: str) -> dict[str, Any]:
-    opt_type = opt.type
-    choices = getattr(opt_type, "choices", None) or {}
-    deprecated = [
-        [old.group or group, old.name or opt.name]
-        for old in opt.deprecated_opts
-        # a dashed name can never appear in a config file
-        if not old.name or "-" not in old.name
-    ]
-    item_type = getattr(opt_type, "item_type", None)
-    return {
-        "type": type(opt_type).__name__,
-        "item_type": type(item_type).__name__ if item_type is not None else None,
-        "multi": bool(opt.multi),
-        "choices": [c for c in choices if c is not None],
-        "ignore_case": bool(getattr(opt_type, "ignore_case", False)),
-        "min": getattr(opt_type, "min", None),
-        "max": getattr(opt_type, "max", None),
-        "deprecated_names": deprecated,
-        "secret": bool(opt.secret),
-    }
+def _version_key(release: str) -> tuple[tuple[int, str], ...]:
+    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in release.split("."))
 
 
-def _dynamic_groups() -> dict[str, dict[str, Any]]:
-    """The groups nova registers once its config is loaded, named with the wildcard:
-    nova's own register_dynamic_opts, run with the wildcard as the only physnet."""
-    from nova.conf import neutron
-    from oslo_config import cfg
+@dataclass(frozen=True)
+class CatalogStore:
+    """The catalogs of a directory, one file per nova release."""
 
-    registered: list[tuple[Any, str]] = []
+    directory: Path = CATALOG_DIR
 
-    class Recorder(cfg.ConfigOpts):
-        def register_opt(self, opt: Any, group: Any = None, *args: Any, **kwargs: Any) -> bool:
-            registered.append((opt, str(group)))
-            return bool(super().register_opt(opt, group, *args, **kwargs))
+    def path(self, release: str) -> Path:
+        return self.directory / f"nova-{release}.json"
 
-    conf = Recorder()
-    conf.register_opt(cfg.ListOpt("physnets", default=[DYNAMIC_WILDCARD]), group="neutron")
-    conf([], project="nova", default_config_files=[])
-    registered.clear()
-    neutron.register_dynamic_opts(conf)
-    groups: dict[str, dict[str, Any]] = {}
-    for opt, group in registered:
-        groups.setdefault(group, {})[opt.dest] = _describe(opt, group)
-    return groups
+    def releases(self) -> list[str]:
+        """The releases with a catalog here, oldest first."""
+        names = (p.name.removeprefix("nova-").removesuffix(".json") for p in self.directory.glob("nova-*.json"))
+        return sorted((n for n in names if _RELEASE.fullmatch(n)), key=_version_key)
 
-
-def generate(namespaces: Sequence[str] = NAMESPACES) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Collect the options of `namespaces`; returns (catalog, skipped namespaces)."""
-    from oslo_config import cfg, generator
-
-    catalog: dict[str, dict[str, Any]] = {}
-    skipped: list[str] = []
-    for namespace in namespaces:
-        # one namespace at a time: the generator aborts on any load failure
+    def load(self, release: str) -> OptionCatalog:
+        """The catalog of `release`; raises CatalogError saying how to make a usable one."""
+        make = regenerate_command(release)
+        if not _RELEASE.fullmatch(release):
+            raise CatalogError(f"'{release}' is not a nova version like 34.0.0{_SERIES_HINT}")
+        path = self.path(release)
+        if not path.is_file():
+            shipped = ", ".join(self.releases()) or "none"
+            hint = _SERIES_HINT if _SERIES.fullmatch(release) else ""
+            raise CatalogError(
+                f"no option catalog for nova {release}{hint} (catalogs: {shipped}); "
+                f"generate {self._shown(path)} with `{make}` and commit it"
+            )
+        shown = self._shown(path)
         try:
-            listed = generator._list_opts([namespace])
-        except Exception:
-            listed = []
-        if not listed:  # failed, or not installed (stevedore yields nothing)
-            skipped.append(namespace)
-            continue
-        for _, groups in listed:
-            for group, opts in groups:
-                name = group.name if isinstance(group, cfg.OptGroup) else (group or "DEFAULT")
-                target = catalog.setdefault(name, {})
-                for opt in opts:
-                    target[opt.dest] = _describe(opt, name)
-    if "nova.conf" not in skipped:
-        catalog.update(_dynamic_groups())
-    for options in catalog.values():
-        # keystoneauth registers auth_type/auth_section at run time next to
-        # its plugin options; some libraries (oslo.limit) do not list them
-        if "auth_url" in options:
-            for common in ("auth_type", "auth_section"):
-                options.setdefault(common, {"type": "String", "deprecated_names": []})
-    return catalog, skipped
+            catalog = _read(path)
+        except CatalogError as error:
+            raise CatalogError(f"{shown} {error}; regenerate it with `{make}`") from None
+        if catalog.release != release:
+            held = f"holds the options of nova {catalog.release}" if catalog.release else "names no nova release"
+            raise CatalogError(f"{shown} {held}, not {release}; regenerate it with `{make}`")
+        return catalog
+
+    def _shown(self, path: Path) -> str:
+        """`path` relative to the checkout when it is in it (what a user would type)."""
+        root = CATALOG_DIR.parents[2]
+        return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
-def main(argv: Sequence[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m components.settings.catalog <out.json>", file=sys.stderr)
-        return 2
-    catalog, skipped = generate()
-    with open(argv[0], "w", encoding="utf-8") as handle:
-        json.dump(catalog, handle, indent=1, sort_keys=True)
-    count = sum(len(opts) for opts in catalog.values())
-    print(f"{count} options in {len(catalog)} groups written to {argv[0]}")
-    if skipped:
-        missing = ", ".join(skipped)
-        print(f"skipped namespaces that failed to load or are not installed: {missing}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+SHIPPED = CatalogStore()

@@ -1,8 +1,8 @@
 """Checks of `customServiceConfig` snippets: oslo.config INI syntax, then options.
 
 Syntax is checked with oslo.config's own parser (what nova will use); option
-names and values are checked against the catalog (see catalog.py) when one
-is available.
+names and values are checked against the catalog of the stack's nova release
+(see catalog.py); load() passes None only when told to check syntax alone.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def check(text: str, catalog: OptionCatalog | None, *, nova_options: bool = True
     messages: list[str] = []
     unknown_groups = {s for s in sections if s not in DYNAMIC_GROUPS and not catalog.has_group(s)}
     for group in sorted(unknown_groups, key=sections.index):
-        messages.append(f"[{group}] is not a nova config section{did_you_mean(group, catalog.groups)}")
+        messages.append(f"[{group}] is not a {catalog.subject} config section{did_you_mean(group, catalog.groups)}")
     for item in assignments:
         group = item.section
         if group in DYNAMIC_GROUPS or group in unknown_groups:
@@ -105,7 +105,7 @@ def check(text: str, catalog: OptionCatalog | None, *, nova_options: bool = True
         spec = catalog.lookup(group, item.key)
         if spec is None:
             hint = did_you_mean(item.key, catalog.names_in(group))
-            messages.append(f"[{group}] {item.key} is not a nova option{hint}")
+            messages.append(f"[{group}] {item.key} is not a {catalog.subject} option{hint}")
             continue
         for value in item.values:
             problem = _check_value(group, item.key, value, spec)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Collection, Mapping
-from typing import Any, Literal
+from typing import Any
 
-from .catalog import OptionCatalog, catalog_from_env
+from .catalog import SHIPPED, CatalogError, CatalogStore, OptionCatalog
 from .checks import label_problem
 from .dataplane import check_dataplane, parse_dataplane
-from .errors import SettingsError
+from .errors import SettingsError, format_path
 from .extramounts import FIXED_TAGS, parse_extra_mount
 from .model import Images, Kubernetes, KubernetesMode, Settings
 from .nova import parse_nova
@@ -32,6 +32,8 @@ def decode_value(key: str, text: Any) -> Any:
 
 _REGISTRY = "quay.io/podified-antelope-centos9"
 _TAG = "current-podified"
+# The nova of the images devenv/images builds (devenv/images/constraints.txt).
+DEFAULT_NOVA_RELEASE = "34.0.0"
 
 
 def _image(name: str) -> str:
@@ -50,6 +52,7 @@ def _images(obj: Obj) -> Images:
         neutron_metadata_agent=obj.text(
             "neutronMetadataAgent", _image("openstack-neutron-metadata-agent-ovn"), allow_empty=False
         ),
+        nova_release=obj.text("novaRelease", DEFAULT_NOVA_RELEASE, allow_empty=False),
     )
     obj.close()
     return images
@@ -77,22 +80,40 @@ def _kubernetes(obj: Obj) -> Kubernetes:
     return kubernetes
 
 
+def _options(obj: Obj, release: str, catalog: OptionCatalog | CatalogStore | None) -> OptionCatalog | None:
+    """The catalog that checks customServiceConfig: the store's one for `release`."""
+    if not isinstance(catalog, CatalogStore):
+        return catalog
+    where = format_path(obj.at("novaRelease"))
+    if any(p.path == where for p in obj.ctx.problems):
+        return None  # the release is already a problem; another release's options would only mislead
+    try:
+        return catalog.load(release)
+    except CatalogError as error:
+        # never a silent fallback to syntax only: the stack names a release we cannot check
+        obj.ctx.problem(obj.at("novaRelease"), str(error))
+        return None
+
+
 def load(
     raw: Mapping[str, Any],
     *,
     secret_keys: Collection[str] = (),
-    catalog: OptionCatalog | Literal["env"] | None = "env",
+    catalog: OptionCatalog | CatalogStore | None = SHIPPED,
 ) -> Settings:
     """Typed settings from the project's top-level config keys (JSON-decoded values).
 
     `secret_keys`: the top-level keys Pulumi holds as secrets; a password under
     any other key is a problem. `catalog`: nova's options for checking
-    customServiceConfig; "env" reads $OPENSTACK_NOVA_OPT_CATALOG, None checks
-    syntax only. Raises SettingsError listing every problem.
+    customServiceConfig; a store (default: the shipped catalogs) gives the one
+    of `images.novaRelease`, a catalog is used as is, None checks syntax only.
+    Raises SettingsError listing every problem.
     """
-    options = catalog_from_env() if catalog == "env" else catalog
     ctx = Context(secret_keys)
     root = Obj(ctx, (), raw)
+    images_obj = root.obj("images")
+    images = _images(images_obj)
+    options = _options(images_obj, images.nova_release, catalog)
     namespace = root.text("namespace", "openstack", allow_empty=False)
     problem = label_problem(namespace)
     if problem:
@@ -107,7 +128,7 @@ def load(
     )
     settings = Settings(
         namespace=namespace,
-        images=_images(root.obj("images")),
+        images=images,
         kubernetes=_kubernetes(root.obj("kubernetes")),
         nova=nova,
         dataplane=dataplane,

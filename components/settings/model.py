@@ -32,6 +32,8 @@ class Images:
     novncproxy: str
     compute: str
     neutron_metadata_agent: str
+    # the nova version in these images: picks the option catalog that checks customServiceConfig
+    nova_release: str
 
 
 class KubernetesMode(StrEnum):

@@ -21,10 +21,10 @@ import yaml
 from components.playbook import run_playbook
 from components.render import LIBVIRT_DAEMONS, AgentLayout, libvirt_config_files, neutron_metadata_agent_files
 from components.settings import Ovn, load
-from components.settings.catalog import NAMESPACES
 from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi, revealed, run, up
 from tests.integration.nova_compute import compute_services, eventually, option_dump
 from tests.integration.stacks import Stack
+from tools.nova_catalog import NAMESPACES
 
 NODES = ("edpm-compute-0", "edpm-compute-1")
 NODE0_PATH = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0"

@@ -24,9 +24,9 @@ from components.render import (
     service_config_files,
     transport_url,
 )
-from components.settings import TOP_LEVEL_KEYS, OptionCatalog, Settings, load
-from components.settings.catalog import NAMESPACES
+from components.settings import SHIPPED_CATALOGS, TOP_LEVEL_KEYS, OptionCatalog, Settings, load
 from components.settings.customconfig import check
+from tools.nova_catalog import NAMESPACES
 
 pytestmark = pytest.mark.nova
 pytest.importorskip("nova")
@@ -86,7 +86,7 @@ def rendered(settings: Settings, creds: Credentials) -> dict[str, str]:
 def test_oslo_config_validator_accepts_rendered_files(rendered: dict[str, str], tmp_path: Path) -> None:
     validator = shutil.which("oslo-config-validator", path=str(BIN))
     assert validator, "oslo-config-validator is installed with oslo.config"
-    namespaces = [arg for ns in NAMESPACES if ns != "osprofiler" for arg in ("--namespace", ns)]
+    namespaces = [arg for ns in NAMESPACES for arg in ("--namespace", ns)]
     for name, text in rendered.items():
         conf = tmp_path / f"{name}.conf"
         conf.write_text(text)
@@ -148,4 +148,17 @@ print(json.dumps({
         "password": "ks$pw",  # written as ks$$pw
         "vhost": "/",
         "user": "nova-cell1",
+    }
+
+
+def test_rendered_files_under_antelope_differ_only_in_oslo_limit_endpoints(rendered: dict[str, str]) -> None:
+    """The program renders one config, for the images' nova; a stack on antelope
+    images gets three [oslo_limit] options its oslo.limit (2.1.0) does not know,
+    which oslo.config ignores. Pinned so that a new gap shows up here."""
+    antelope = SHIPPED_CATALOGS.load("27.5.1")
+    unknown = {m.split(" is not")[0] for text in rendered.values() for m in check(text, antelope)}
+    assert unknown == {
+        "[oslo_limit] endpoint_interface",
+        "[oslo_limit] endpoint_region_name",
+        "[oslo_limit] endpoint_service_type",
     }

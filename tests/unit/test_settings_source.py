@@ -25,8 +25,7 @@ def stack_config() -> Iterator[Any]:
     runtime_config.set_all_config({}, [])
 
 
-def test_reads_and_decodes_keys(stack_config: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENSTACK_NOVA_OPT_CATALOG", raising=False)
+def test_reads_and_decodes_keys(stack_config: Any) -> None:
     stack_config({"namespace": "edpm", "nova": {"keystone": {"password": "pw"}}}, secret=["nova"])
     settings = from_pulumi_config()
     assert settings.namespace == "edpm"

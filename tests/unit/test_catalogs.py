@@ -1,0 +1,222 @@
+"""Option catalogs per nova release: which one a stack gets, what each release
+accepts, the errors, and that the shipped files are what the generator writes."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.settings import SHIPPED_CATALOGS, CatalogError, CatalogStore, SettingsError, load
+from components.settings.catalog import CATALOG_DIR, FORMAT
+from components.settings.customconfig import check
+from components.settings.load import CONFIG_PREFIX, DEFAULT_NOVA_RELEASE
+from tools import nova_catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+ANTELOPE = "27.5.1"  # 2023.1, the release of upstream's podified-antelope images
+PATH = "openstack-nova:images.novaRelease"
+# Real differences between the two shipped releases (diff of their catalogs):
+# nova 29 (2024.1) added [libvirt] migration_inbound_addr; nova 34 no longer
+# has the availability-zone prefilter switch that upstream's templates set.
+ONLY_34 = "[libvirt]\nmigration_inbound_addr = %s\n"
+ONLY_27 = "[scheduler]\nquery_placement_for_availability_zone = true\n"
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text().splitlines():
+        name, sep, version = line.partition("==")
+        if sep and not line.startswith("#"):
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def _stack(release: str | None, snippet: str) -> dict[str, Any]:
+    images = {"novaRelease": release} if release is not None else {}
+    return {"images": images, "nova": {"schedulerServiceTemplate": {"customServiceConfig": snippet}}}
+
+
+def _problems(raw: dict[str, Any], store: CatalogStore = SHIPPED_CATALOGS) -> dict[str, str]:
+    with pytest.raises(SettingsError) as caught:
+        load(raw, catalog=store)
+    return {p.path: p.message for p in caught.value.problems}
+
+
+# --- selection ------------------------------------------------------------
+
+
+def test_default_release_is_the_nova_of_the_images_built_here() -> None:
+    images_nova = _pins(ROOT / "devenv" / "images" / "constraints.txt")["nova"]
+    assert images_nova == DEFAULT_NOVA_RELEASE
+    assert load({}, catalog=SHIPPED_CATALOGS).images.nova_release == images_nova
+    assert images_nova in SHIPPED_CATALOGS.releases()
+
+
+def test_at_least_the_images_release_and_antelope_ship() -> None:
+    assert {ANTELOPE, DEFAULT_NOVA_RELEASE} <= set(SHIPPED_CATALOGS.releases())
+
+
+@pytest.mark.parametrize("stack", sorted(p.name for p in (ROOT / "stacks").glob("Pulumi.*.yaml")))
+def test_every_example_stack_names_a_shipped_release(stack: str) -> None:
+    config = yaml.safe_load((ROOT / "stacks" / stack).read_text())["config"]
+    release = config.get(f"{CONFIG_PREFIX}images", {}).get("novaRelease", DEFAULT_NOVA_RELEASE)
+    assert SHIPPED_CATALOGS.load(release).release == release
+
+
+def test_the_antelope_example_stack_loads_and_selects_antelope() -> None:
+    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.antelope.yaml").read_text())["config"]
+    raw = {key.removeprefix(CONFIG_PREFIX): value for key, value in config.items()}
+    settings = load(raw, catalog=SHIPPED_CATALOGS)
+    assert settings.images.nova_release == ANTELOPE
+    assert settings.images.api.startswith("quay.io/podified-antelope-centos9/")
+    # its snippet sets an option only antelope's nova has: under nova 34 it is refused
+    raw["images"] = {**raw["images"], "novaRelease": DEFAULT_NOVA_RELEASE}
+    (path, message), = _problems(raw).items()
+    assert path == "openstack-nova:nova.schedulerServiceTemplate.customServiceConfig"
+    assert message.startswith("[scheduler] query_placement_for_availability_zone is not a nova 34.0.0 option")
+
+
+# --- what each release accepts ----------------------------------------------
+
+
+def test_an_option_added_after_antelope_is_refused_for_antelope() -> None:
+    snippet = ONLY_34 % "192.168.122.100"
+    load(_stack(None, snippet), catalog=SHIPPED_CATALOGS)
+    load(_stack(DEFAULT_NOVA_RELEASE, snippet), catalog=SHIPPED_CATALOGS)
+    problems = _problems(_stack(ANTELOPE, snippet))
+    (message,) = problems.values()
+    assert message.startswith("[libvirt] migration_inbound_addr is not a nova 27.5.1 option")
+
+
+def test_an_option_nova_34_removed_is_accepted_for_antelope_only() -> None:
+    load(_stack(ANTELOPE, ONLY_27), catalog=SHIPPED_CATALOGS)
+    (message,) = _problems(_stack(DEFAULT_NOVA_RELEASE, ONLY_27)).values()
+    assert message.startswith("[scheduler] query_placement_for_availability_zone is not a nova 34.0.0 option")
+
+
+def test_the_releases_differ_where_the_tests_say() -> None:
+    old, new = SHIPPED_CATALOGS.load(ANTELOPE), SHIPPED_CATALOGS.load(DEFAULT_NOVA_RELEASE)
+    assert old.lookup("libvirt", "migration_inbound_addr") is None
+    assert new.lookup("libvirt", "migration_inbound_addr") is not None
+    assert old.lookup("scheduler", "query_placement_for_availability_zone") is not None
+    assert new.lookup("scheduler", "query_placement_for_availability_zone") is None
+    # both run nova's run-time groups through the generator
+    assert check("[neutron]\nphysnets = a\n[neutron_physnet_a]\nnuma_nodes = 0\n", old) == []
+
+
+# --- errors ---------------------------------------------------------------
+
+
+def test_a_release_without_a_catalog_says_how_to_make_one() -> None:
+    problems = _problems(_stack("33.0.2", "[libvirt]\ncpu_modle = x\n"))
+    # the snippet is not checked against another release's options: only the release is a problem
+    assert list(problems) == [PATH]
+    assert problems[PATH] == (
+        "no option catalog for nova 33.0.2 (catalogs: 27.5.1, 34.0.0); generate "
+        "components/settings/catalogs/nova-33.0.2.json with `make catalog NOVA_RELEASE=33.0.2` and commit it"
+    )
+
+
+def test_an_openstack_series_is_explained() -> None:
+    message = _problems(_stack("2023.1", ""))[PATH]
+    assert message.startswith("no option catalog for nova 2023.1 (nova's own version, not the OpenStack series")
+
+
+@pytest.mark.parametrize("release", ["../../etc/passwd", "34.0.0/../x", "", "latest"])
+def test_a_release_that_is_not_a_version_is_refused(release: str) -> None:
+    message = _problems(_stack(release, ""))[PATH]
+    if release:
+        assert message.startswith(f"'{release}' is not a nova version like 34.0.0")
+    else:
+        assert message == "must not be empty; remove the key to use the default"
+
+
+def test_a_release_of_the_wrong_type_is_one_problem_and_no_snippet_is_judged() -> None:
+    raw = _stack(None, "[libvirt]\nmigration_inbound_addr = x\n")
+    raw["images"]["novaRelease"] = 27.5
+    assert _problems(raw) == {PATH: "expected a string, got a number"}
+
+
+def test_a_catalog_of_another_release_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "nova-33.0.0.json").write_text((CATALOG_DIR / "nova-34.0.0.json").read_text())
+    problems = _problems(_stack("33.0.0", ""), CatalogStore(tmp_path))
+    assert problems[PATH] == (
+        f"{tmp_path}/nova-33.0.0.json holds the options of nova 34.0.0, not 33.0.0; "
+        "regenerate it with `make catalog NOVA_RELEASE=33.0.0`"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("{not json", "cannot be read"),
+        ('{"format": 0, "nova": "33.0.0", "groups": {}}', "is not a catalog this program reads (format 1)"),
+        ('{"DEFAULT": {"debug": {"type": "Boolean"}}}', "is not a catalog this program reads (format 1)"),
+        ('{"format": 1, "nova": "33.0.0", "groups": {"DEFAULT": []}}', "has a malformed option"),
+        ('{"format": 1, "groups": {}}', "names no nova release, not 33.0.0"),
+    ],
+)
+def test_a_broken_catalog_is_a_problem_not_a_traceback(tmp_path: Path, content: str, reason: str) -> None:
+    (tmp_path / "nova-33.0.0.json").write_text(content)
+    message = _problems(_stack("33.0.0", ""), CatalogStore(tmp_path))[PATH]
+    assert message.startswith(f"{tmp_path}/nova-33.0.0.json {reason}")
+    assert message.endswith("regenerate it with `make catalog NOVA_RELEASE=33.0.0`")
+
+
+def test_store_errors_name_the_command() -> None:
+    with pytest.raises(CatalogError, match=re.escape("make catalog NOVA_RELEASE=1.0.0")):
+        CatalogStore(CATALOG_DIR).load("1.0.0")
+
+
+# --- the shipped files ------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(CATALOG_DIR.glob("nova-*.json")), ids=lambda p: p.name)
+def test_shipped_catalog_records_its_release_and_the_pins_it_came_from(path: Path) -> None:
+    release = path.name.removeprefix("nova-").removesuffix(".json")
+    data = json.loads(path.read_text())
+    assert data["format"] == FORMAT == nova_catalog.FORMAT
+    assert data["nova"] == release == data["libraries"]["nova"]
+    assert data["namespaces"] == list(nova_catalog.NAMESPACES)
+    # the libraries are those devenv/catalog.sh installs for this release
+    images = ROOT / "devenv" / "images" / "constraints.txt"
+    pins = _pins(images if _pins(images)["nova"] == release else
+                 ROOT / "devenv" / "catalog-constraints" / f"nova-{release}.txt")
+    assert {name.lower(): version for name, version in data["libraries"].items()} == {
+        name.lower(): pins[name.lower()] for name in data["libraries"]
+    }
+    assert len(data["groups"]) > 50 and "neutron_physnet_*" in data["groups"]
+    assert path.read_text() == json.dumps(data, indent=1, sort_keys=True) + "\n"  # as the generator writes
+
+
+@pytest.mark.nova
+def test_committed_catalog_is_what_the_generator_writes(tmp_path: Path) -> None:
+    """The generator, run with the project venv's nova (the images' release, at the
+    images' pins), writes the committed file byte for byte."""
+    pytest.importorskip("nova")
+    release = metadata.version("nova")
+    out = tmp_path / "catalog.json"
+    subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "nova_catalog.py"), release, str(out)],
+        cwd=ROOT, check=True, capture_output=True,
+    )
+    assert out.read_text() == (CATALOG_DIR / f"nova-{release}.json").read_text()
+
+
+@pytest.mark.nova
+def test_generator_refuses_another_release(tmp_path: Path) -> None:
+    pytest.importorskip("nova")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "nova_catalog.py"), ANTELOPE, str(tmp_path / "x.json")],
+        cwd=ROOT, check=False, capture_output=True, text=True,
+    )
+    assert result.returncode != 0 and not (tmp_path / "x.json").exists()
+    assert f"not {ANTELOPE}: run devenv/catalog.sh {ANTELOPE}" in result.stderr
