@@ -175,7 +175,7 @@ def test_secret_options_are_the_catalogs_or_named_so() -> None:
 
 def _node_snippets(nova: str, neutron: str = "") -> dict[str, Any]:
     node = {"ansibleHost": "10.0.0.1", "customServiceConfig": {"nova": nova, "neutron-metadata": neutron}}
-    return {"dataplane": {"nodeSets": {"edpm": {
+    return {"dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "nodeSets": {"edpm": {
         "nodeTemplate": {"ansibleSSHPrivateKeyFile": KNOWN_HOSTS, "knownHostsFile": KNOWN_HOSTS},  # any file
         "nodes": {"c0": node}}}}}
 
