@@ -60,7 +60,7 @@ node_up() { # index: netns there, our sshd alive and answering
 }
 # What a running node was started with; nodes started otherwise are restarted.
 layout_id() {
-  { printf '%s\n' "${PRIVATE_DIRS[@]}"; declare -f write_sshd_config write_accounts prepare_node_dir; } | sha256sum | cut -c1-16
+  { printf '%s\n' "${PRIVATE_DIRS[@]}"; declare -f write_sshd_config write_accounts write_hosts prepare_node_dir start_sshd; } | sha256sum | cut -c1-16
 }
 layout_current() { [ "$(cat "$NODES_DIR/layout" 2>/dev/null)" = "$(layout_id)" ]; }
 recorded_count() { [ -f "$NODES_JSON" ] && python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$NODES_JSON" || echo 0; }
@@ -184,6 +184,15 @@ write_accounts() { # node-dir
   { grep -v "^\\(nova\\|libvirt\\|$ADMIN_USER\\):" /etc/group
     echo "nova:x:$NOVA_ID:"; echo "libvirt:x:$LIBVIRT_ID:"; echo "$ADMIN_USER:x:$ADMIN_ID:"; } >"$1/group"
   chmod 644 "$1/passwd" "$1/group"
+  # sudo's PAM account check needs every user in shadow; "*": no password, yet not locked (sshd refuses locked accounts)
+  awk -F: '{print $1 ":*:20000::::::"}' "$1/passwd" >"$1/shadow"
+  chown root:shadow "$1/shadow"; chmod 640 "$1/shadow"
+}
+
+# The node's own name resolves locally (sudo looks it up on every call).
+write_hosts() { # index
+  printf '127.0.0.1 localhost\n::1 localhost\n%s %s\n' "$(node_ip "$1")" "$(node_name "$1")" >"$(node_dir "$1")/hosts"
+  chmod 644 "$(node_dir "$1")/hosts"
 }
 
 write_resolv_conf() { # node-dir
@@ -231,6 +240,7 @@ prepare_node_dir() { # index
   (umask 337; echo "$ADMIN_USER ALL=(ALL) NOPASSWD: ALL" >"$d/root/etc/sudoers.d/$ADMIN_USER")
   write_accounts "$d"
   write_resolv_conf "$d"
+  write_hosts "$1"
   write_sshd_config "$1"
 }
 
@@ -255,6 +265,7 @@ start_sshd() { # index
     script+="; mount --bind $(shq "$d/root$p") $(shq "$p")"
   done
   script+="; mount --bind $(shq "$d/passwd") /etc/passwd; mount --bind $(shq "$d/group") /etc/group"
+  script+="; mount --bind $(shq "$d/shadow") /etc/shadow; mount --bind $(shq "$d/hosts") /etc/hosts"
   script+="; mount --bind $(shq "$d/resolv.conf") /etc/resolv.conf"
   script+="; mount --bind $(shq "$d/run_command") /run_command"
   script+="; exec /usr/sbin/sshd -f $(shq "$d/sshd_config") -E $(shq "$d/sshd.log")"
