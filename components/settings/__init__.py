@@ -10,7 +10,9 @@ from .extramounts import control_plane_tags, edpm_tags, propagates
 from .load import TOP_LEVEL_KEYS, load
 from .model import (
     CELL0,
+    CEPH_CLIENT,
     LIBVIRT,
+    NOVA,
     SSH_KNOWN_HOSTS,
     Cell,
     CustomService,
@@ -23,6 +25,7 @@ from .model import (
     KubernetesMode,
     MessageBus,
     MigrationSSHKey,
+    MountedFiles,
     Node,
     NodeSet,
     NodeTemplate,
@@ -37,7 +40,9 @@ from .secret import SecretStr
 
 __all__ = [
     "CELL0",
+    "CEPH_CLIENT",
     "LIBVIRT",
+    "NOVA",
     "SSH_KNOWN_HOSTS",
     "TOP_LEVEL_KEYS",
     "Cell",
@@ -51,6 +56,7 @@ __all__ = [
     "KubernetesMode",
     "MessageBus",
     "MigrationSSHKey",
+    "MountedFiles",
     "Node",
     "NodeSet",
     "NodeTemplate",
