@@ -61,10 +61,10 @@ def good_config() -> dict[str, Any]:
                     "cell": "cell2",
                     "nodeTemplate": {"ansibleSSHPrivateKey": "KEY", "knownHostsFile": KNOWN_HOSTS},
                     "nodes": {"compute-2": {"ansibleHost": "192.168.122.102", "hostName": "c2.example"}},
-                    "services": ["nova", "ceph-client"],
+                    "services": ["ceph-client", "nova", "motd"],
                 },
             },
-            "customServices": {"ceph-client": {"playbook": "ceph-client.yml", "files": {"ceph.conf": "x"}}},
+            "customServices": {"motd": {"playbook": "custom-files.yml", "files": {"motd": "x"}}},
         },
         "extraMounts": [
             {
@@ -170,8 +170,9 @@ def test_good_config_loads() -> None:
     assert not nova.cell("cell2").has_api_access
     assert [c.name for c in nova.cells_with_metadata] == ["cell1"]
     node_sets = {s.name: s for s in settings.dataplane.node_sets}
-    assert node_sets["edpm-a"].services == ("ssh-known-hosts", "neutron-metadata", "libvirt", "nova")  # upstream's
-    assert node_sets["edpm-b"].services == ("nova", "ceph-client")  # order kept
+    # upstream's default order, with ceph-client in its place as the node set gets Ceph files
+    assert node_sets["edpm-a"].services == ("ssh-known-hosts", "ceph-client", "neutron-metadata", "libvirt", "nova")
+    assert node_sets["edpm-b"].services == ("ceph-client", "nova", "motd")  # order kept
     cells = {n.name: n.cell for n in settings.dataplane.nodes}
     assert cells == {"compute-0": "cell1", "compute-1": "cell2", "compute-2": "cell2"}
     assert {n.name: n.host_name for n in settings.dataplane.nodes}["compute-2"] == "c2.example"
@@ -338,9 +339,9 @@ CASES: list[tuple[str, Any, str]] = [
         "dataplane.nodeSets.edpm-b.customServiceConfig.ceph",
     ),
     (
-        "dataplane.customServices.ceph-client.playbook",
+        "dataplane.customServices.motd.playbook",
         "../x.yml",
-        "dataplane.customServices.ceph-client.playbook",
+        "dataplane.customServices.motd.playbook",
     ),
     ("dataplane.customServices.nova", {"playbook": "n.yml"}, "dataplane.customServices.nova"),
     ("dataplane.migrationSSHKey", {"publicKey": "ssh-ed25519 AAAA"}, "dataplane.migrationSSHKey"),
@@ -499,7 +500,7 @@ def test_a_node_without_a_host_key_is_a_problem_when_keys_are_shared(tmp_path: A
     assert problems == {P + "dataplane.nodeSets.edpm-a.nodes.compute-1": (
         f"{tmp_path}/known_hosts (nodeTemplate.knownHostsFile) has no host key for 192.168.122.101: add the "
         "node's key (from `ssh-keyscan -p 22 192.168.122.101`, checked against the node itself)")}
-    raw["dataplane"]["nodeSets"]["edpm-a"]["services"] = ["nova"]  # not shared: Ansible alone finds out
+    raw["dataplane"]["nodeSets"]["edpm-a"]["services"] = ["ceph-client", "nova"]  # not shared: Ansible alone finds out
     load(raw, secret_keys=ALL_SECRET, catalog=None)
 
 
@@ -533,7 +534,7 @@ def test_the_ovn_southbound_database_is_required_by_neutron_metadata() -> None:
         "is required by the neutron-metadata service (node sets: edpm-a): the OVN southbound database its "
         "agents connect to, e.g. tcp:<address of ovsdbserver-sb>:6642 (upstream: ovn_sb_connection of the "
         "neutron-ovn-metadata-agent-neutron-config Secret)")}
-    raw = with_change("dataplane.nodeSets.edpm-a.services", ["nova"], with_change("dataplane.ovn", None))
+    raw = with_change("dataplane.nodeSets.edpm-a.services", ["ceph-client", "nova"], with_change("dataplane.ovn", None))
     assert load(raw, secret_keys=ALL_SECRET, catalog=None).dataplane.ovn is None
 
 
