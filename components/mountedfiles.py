@@ -52,10 +52,13 @@ class EdpmMountedObjects(pulumi.ComponentResource):
             return pulumi.Output.secret(secret.data.apply(secret_files))
         config_map = k8s.core.v1.ConfigMap.get(f"{name}-configmap-{obj_name}", ident, opts=child)
 
-        def config_map_files(values: list[Any]) -> dict[str, str]:
-            return _files(kind, obj_name, values[0], values[1])
+        def config_map_files(data: Any) -> dict[str, str]:
+            return _files(kind, obj_name, data)
 
-        return pulumi.Output.all(config_map.data, config_map.binary_data).apply(config_map_files)
+        # data only: a read leaves binaryData out when the ConfigMap has none, which a preview
+        # cannot tell from "not known yet", so every preview would show the node runs changing.
+        # Config files are text; binaryData keys are not delivered.
+        return config_map.data.apply(config_map_files)
 
     def for_node_set(self, node_set: NodeSet) -> NodeSetFiles:
         """The files the node set's extraMounts give its services."""
