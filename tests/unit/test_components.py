@@ -308,7 +308,7 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
     raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "dataplane": {
         "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
         "nodeSets": {
-            "fast": node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300}, {}),
+            "fast": node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300, "lock": 0}, {}),
             "default": node_set("n1", "192.0.2.11", {}, n1_vars or {})}}}
     for node_set_config in raw["dataplane"]["nodeSets"].values():
         for name, node in node_set_config["nodes"].items():
@@ -335,8 +335,8 @@ def test_node_runs_carry_their_node_sets_time_limits(mocks: RecordingMocks, tmp_
         runs = {n: a for n, a in mocks.of_type(PLAYBOOK_RUN).items() if n.startswith(("n0-", "n1-"))}
         assert {n for n in runs} >= {"n0-nova", "n1-nova", "n0-marker", "n1-neutron-metadata"}
         for name, inputs in runs.items():
-            want = {"connect": 5, "task": 60, "run": 300} if name.startswith("n0-") else {
-                "connect": 30, "task": 600, "run": 1800}
+            want = {"connect": 5, "task": 60, "run": 300, "lock": 0} if name.startswith("n0-") else {
+                "connect": 30, "task": 600, "run": 1800, "lock": 600}
             assert inputs["timeouts"] == want, name
 
     return _all_runs(_two_node_sets(tmp_path)).apply(check)
