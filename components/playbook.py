@@ -3,8 +3,10 @@
 Preview shows the files it will deploy (secret ones masked); `up` runs
 `ansible-playbook` over SSH only when its inputs changed; delete runs the
 node's stop playbook. Files, the SSH key and known hosts reach Ansible through
-a private temporary directory (0700, files 0600) removed after the run: never
-through argv, the environment or a world-readable file.
+a private temporary directory (0700, files 0600), never through argv, the
+environment or a world-readable file. Each run is handed to a run guard
+(`components.runguard`) that takes the node's run lock, runs Ansible within
+its limits and removes that directory, even when `pulumi up` is killed.
 """
 
 from __future__ import annotations
@@ -17,52 +19,53 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
+from shlex import quote as shlex_quote
 from typing import Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 from pulumi.runtime import rpc
 
+from components import nodessh, runguard
 from components.render import config_hash
 from components.settings import RunLimits
+from components.settings.knownhosts import KnownHosts, lookup_name
 
 ROOT = Path(__file__).resolve().parent.parent
 ANSIBLE_DIR = ROOT / "ansible"
 # The inputs whose change means the node must be configured again.
 RUN_INPUTS = ("playbook", "host", "host_vars", "ssh_private_key", "known_hosts", "files", "public_files", "vars")
+# What the runner keeps about a run for its messages and its delete: a change is recorded
+# in the state without running anything.
+RECORD_INPUTS = ("stop_playbook", "state_urn", "known_hosts_file", "node_set")
+_RESULTS = ("deployed_hash", "last_run", "changed", "in_sync")
 _RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 _PLAY = re.compile(r"^PLAY \[(.*)\] \**$", re.M)
 _TASK = re.compile(r"^(?:TASK|RUNNING HANDLER) \[(.*)\] \**$", re.M)
-# Seconds: to connect to the node, per task, for the whole run (the node set's `timeouts`);
-# these apply to runs recorded before the limits were.
+# Seconds: to connect to the node, per task, for the whole run, to wait for another run on
+# the node (the node set's `timeouts`); these apply to runs recorded before the limits were.
 DEFAULT_TIMEOUTS = asdict(RunLimits())
-STOP_GRACE = 10  # seconds between asking a timed-out run to stop and killing it
+STOP_GRACE = runguard.STOP_GRACE
+# Nodes whose services are dropped from the stack without their stop step when they cannot
+# be reached (comma-separated node names; README, "A node that is gone").
+FORGET_NODES = "OPENSTACK_NOVA_FORGET_NODES"
 
 
 class PlaybookError(Exception):
     pass
 
 
+class UnreachableNodeError(PlaybookError):
+    """Nothing could run on the node: SSH did not reach it."""
+
+
 def _write_private(path: Path, content: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(content)
-
-
-def _keep_log(node: str, playbook: str, check: bool, output: str) -> None:
-    """Appends the run's whole Ansible output to a private per-node log, when asked to."""
-    log_dir = os.environ.get("OPENSTACK_NOVA_ANSIBLE_LOG_DIR")
-    if not log_dir:
-        return
-    os.makedirs(log_dir, mode=0o700, exist_ok=True)
-    path = Path(log_dir) / f"{node}-{Path(playbook).stem}.log"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    with os.fdopen(fd, "a") as handle:
-        handle.write(f"== {time.strftime('%Y-%m-%dT%H:%M:%S')} {playbook}{' (check)' if check else ''}\n{output}\n")
 
 
 def _where(output: str) -> str:
@@ -73,7 +76,8 @@ def _where(output: str) -> str:
     return f"play '{plays[-1]}'" + (f", task '{tasks[-1]}'" if tasks else "")
 
 
-def _run_bounded(argv: list[str], cwd: Path, env: Mapping[str, str], limit: int) -> tuple[int | None, str]:
+def _run_bounded(argv: list[str], cwd: Path, env: Mapping[str, str], limit: int,
+                 grace: int = STOP_GRACE) -> tuple[int | None, str]:
     """Runs `argv`; (exit status, output), or (None, output so far) when it ran longer
     than `limit` seconds and was stopped, with everything it started (its own session)."""
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -84,7 +88,7 @@ def _run_bounded(argv: list[str], cwd: Path, env: Mapping[str, str], limit: int)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
-            out, _ = proc.communicate(timeout=STOP_GRACE)
+            out, _ = proc.communicate(timeout=grace)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
@@ -108,6 +112,96 @@ def _ansible_env(workdir: Path, limits: Mapping[str, int]) -> dict[str, str]:
     }
 
 
+def trusted_keys(props: Mapping[str, Any]) -> frozenset[str]:
+    """The host keys a run accepts for its node: those of its known_hosts under the node's name."""
+    node = nodessh.target(props["host"], props.get("host_vars") or {})
+    known = props.get("known_hosts") or ""
+    return frozenset(KnownHosts(known if isinstance(known, str) else "").keys_for([lookup_name(node.address,
+                                                                                               node.port)]))
+
+
+def _known_hosts_file(props: Mapping[str, Any]) -> str:
+    path, node_set = props.get("known_hosts_file"), props.get("node_set")
+    of = f" of node set {node_set}" if node_set else ""
+    return f"{path} (nodeTemplate.knownHostsFile{of})" if path else f"the nodeTemplate.knownHostsFile{of}"
+
+
+def _refused(props: Mapping[str, Any], node: nodessh.Target, refusal: nodessh.Refusal) -> str:
+    """What a refusal of SSH means for the user, and what to do."""
+    lookup = lookup_name(node.address, node.port)
+    file = _known_hosts_file(props)
+    if refusal.kind == "changed":
+        return (f"{node} showed the host key {refusal.detail}, which is not the one {file} trusts for {lookup} "
+                "(REMOTE HOST IDENTIFICATION HAS CHANGED): nothing ran on it. If the node was reinstalled or "
+                "its key was replaced, check that fingerprint on the node itself (`ssh-keygen -lf "
+                "/etc/ssh/ssh_host_ed25519_key.pub` on its console), trust it with `python3 -m tools.known_hosts "
+                f"trust {file.split(' ')[0]} {node.address} --port {node.port} --fingerprint <SHA256:...>`, and run "
+                "`pulumi up` again. Otherwise another machine may be answering for the node: trust nothing.")
+    if refusal.kind == "unknown":
+        return (f"{file} has no host key for {lookup}, so {node} cannot be trusted ({refusal.detail}): add "
+                f"the node's key (README, \"Trusting a node\") and run `pulumi up` again.")
+    if refusal.kind == "denied":
+        return (f"{node} refused {node.user}'s key ({refusal.detail}): its public key must be in "
+                f"{node.user}'s authorized_keys on the node (nodeTemplate.ansibleUser, "
+                "nodeTemplate.ansibleSSHPrivateKey or ansibleSSHPrivateKeyFile).")
+    return f"{node} is unreachable ({refusal.detail}). Check the node and its network, then run `pulumi up` again."
+
+
+def _failure(props: Mapping[str, Any], playbook: str, limits: Mapping[str, int], output: str,
+             result: Mapping[str, Any] | None, status: int | None) -> PlaybookError | None:
+    """The error of a run that did not end well (None when it did)."""
+    node = nodessh.target(props["host"], props.get("host_vars") or {})
+    tail = "".join(f"\n{line}" for line in output.strip().splitlines()[-25:])
+    where = _where(output)
+    failed = f"ansible-playbook {playbook} failed on {node.name} {'in ' if where.startswith('play') else ''}{where}"
+    outcome = (result or {}).get("outcome")
+    if status is None or outcome == "timeout":
+        return PlaybookError(
+            f"ansible-playbook {playbook} on {node.name} did not finish within {limits['run']}s "
+            f"(its node set's nodeTemplate.timeouts.run) and was stopped in {_where(output)}. "
+            f"Check the node, then run `pulumi up` again:{tail}")
+    if result is None:
+        return PlaybookError(f"the run of {playbook} on {node.name} ended without a result (exit {status}):{tail}")
+    if outcome == "done" and result.get("exit") == 0:
+        return None
+    if outcome == "busy":
+        return PlaybookError(
+            f"{node.name} is busy: another run on it did not end within {limits['lock']}s (nodeTemplate.timeouts"
+            f".lock): {result.get('holder')}. It ends by itself within its own time limit: run `pulumi up` again "
+            "then, or stop it now with `kill <pid>` on the machine named (it stops Ansible and frees the node).")
+    if outcome == "nolock":
+        return PlaybookError(
+            f"{failed}: cannot take the run lock {runguard.LOCK_PATH} on {node} ({result.get('detail')}). Runs "
+            "need root on the node: log in as root, or set ansible_become: true in ansibleVars (sudo without a "
+            "password).")
+    if outcome == "stopped":
+        return PlaybookError(f"{failed}: the run was stopped ({result.get('detail')}); run `pulumi up` again.")
+    if outcome == "lost":
+        return PlaybookError(
+            f"{failed}: the connection that holds {node.name}'s run lock dropped ({result.get('detail')}), so "
+            f"the run was stopped before another could overlap it. Check the node, then run `pulumi up` again.{tail}")
+    found = nodessh.refusal(output + "\n" + str(result.get("detail") or ""))
+    if found is not None:
+        error = UnreachableNodeError if found.kind == "unreachable" else PlaybookError
+        return error(f"{failed}: {_refused(props, node, found)}{tail}")
+    if outcome == "unreachable":
+        return UnreachableNodeError(f"{failed}: cannot reach {node}: {result.get('detail') or 'no answer'}{tail}")
+    return PlaybookError(f"{failed} (exit {result.get('exit')}):{tail}")
+
+
+def _guard_spec(props: Mapping[str, Any], workdir: Path, playbook: Path, playbook_key: str, check: bool,
+                limits: Mapping[str, int]) -> dict[str, Any]:
+    """What the run guard runs: the lock on the node, then ansible-playbook."""
+    node = nodessh.target(props["host"], props.get("host_vars") or {})
+    lock = nodessh.ssh_argv(node, workdir / "id_ssh", workdir / "known_hosts", int(limits["connect"]),
+                            " ".join(map(shlex_quote, runguard.lock_command(int(limits["lock"]), int(limits["run"])))))
+    ansible = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or "ansible-playbook"
+    command = [ansible, "-i", str(workdir / "inventory.json"), "-e", f"@{workdir / 'vars.json'}", str(playbook),
+               *(["--check"] if check else [])]
+    return {"node": node.name, "playbook": props[playbook_key], "check": check, "lock": lock, "command": command,
+            "cwd": str(ANSIBLE_DIR), "limits": {k: int(limits[k]) for k in ("connect", "run", "lock")}}
+
+
 def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check: bool = False) -> dict[str, Any]:
     """Runs the playbook for the node in `props`; returns its recap.
 
@@ -117,6 +211,7 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
     playbook = ANSIBLE_DIR / "playbooks" / props[playbook_key]
     if not playbook.is_file():
         raise PlaybookError(f"playbook {props[playbook_key]} not found under {ANSIBLE_DIR / 'playbooks'}")
+    limits = {**DEFAULT_TIMEOUTS, **(props.get("timeouts") or {})}
     workdir = Path(tempfile.mkdtemp(prefix="openstack-nova-"))
     try:
         files_dir = workdir / "files"
@@ -126,6 +221,8 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
             _write_private(files_dir / name, content)
         _write_private(workdir / "id_ssh", props["ssh_private_key"].rstrip("\n") + "\n")
         _write_private(workdir / "known_hosts", props.get("known_hosts", ""))
+        host_vars = dict(props.get("host_vars", {}))
+        node_args = host_vars.pop("ansible_ssh_common_args", "")
         inventory = {
             "all": {
                 "hosts": {
@@ -134,10 +231,8 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
                         "ansible_port": int(host.get("port", 22)),
                         "ansible_user": host.get("user", "root"),
                         "ansible_ssh_private_key_file": str(workdir / "id_ssh"),
-                        "ansible_ssh_common_args": (
-                            f"-o UserKnownHostsFile={workdir / 'known_hosts'} -o IdentitiesOnly=yes"
-                        ),
-                        **props.get("host_vars", {}),
+                        **host_vars,
+                        "ansible_ssh_common_args": nodessh.ansible_common_args(workdir / "known_hosts", node_args),
                     }
                 }
             }
@@ -145,26 +240,18 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
         _write_private(workdir / "inventory.json", json.dumps(inventory))
         extra = {**props.get("vars", {}), "edpm_config_files_src": str(files_dir)}
         _write_private(workdir / "vars.json", json.dumps(extra))
-        limits = {**DEFAULT_TIMEOUTS, **(props.get("timeouts") or {})}
-        env = _ansible_env(workdir, limits)
-        ansible = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or "ansible-playbook"
-        status, output = _run_bounded(
-            [ansible, "-i", str(workdir / "inventory.json"), "-e", f"@{workdir / 'vars.json'}", str(playbook),
-             *(["--check"] if check else [])],
-            ANSIBLE_DIR, env, int(limits["run"]),
-        )
+        _write_private(workdir / runguard.SPEC, json.dumps(_guard_spec(props, workdir, playbook, playbook_key,
+                                                                        check, limits)))
+        # The guard keeps its own limits; this one is for a guard that hangs itself.
+        backstop = int(limits["connect"] + limits["lock"] + limits["run"]) + 3 * STOP_GRACE + 60
+        status, output = _run_bounded([sys.executable, "-m", "components.runguard", str(workdir)], ROOT,
+                                      _ansible_env(workdir, limits), backstop, grace=3 * STOP_GRACE)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    _keep_log(host["name"], props[playbook_key], check, output)
-    tail = "\n".join(output.strip().splitlines()[-25:])
-    if status is None:
-        raise PlaybookError(
-            f"ansible-playbook {props[playbook_key]} on {host['name']} did not finish within {limits['run']}s "
-            f"(its node set's nodeTemplate.timeouts.run) and was stopped in {_where(output)}. "
-            f"Check the node, then run `pulumi up` again:\n{tail}")
-    if status != 0:
-        raise PlaybookError(f"ansible-playbook {props[playbook_key]} failed on {host['name']} "
-                            f"in {_where(output)} (exit {status}):\n{tail}")
+    output, result = runguard.split_result(output)
+    failure = _failure(props, props[playbook_key], limits, output, result, status)
+    if failure is not None:
+        raise failure
     match = _RECAP.search(output)
     changed = int(match.group(3)) if match else 0
     ok = int(match.group(2)) if match else 0
@@ -174,6 +261,30 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
         "deployed_hash": config_hash(all_files),
         "in_sync": True,
     }
+
+
+def _forget_on_delete(props: Mapping[str, Any], error: UnreachableNodeError) -> str:
+    """The error of a delete whose node cannot be reached: the ways forward."""
+    node = props["host"]["name"]
+    urn = props.get("state_urn")
+    drop = (f"pulumi state delete '{urn}'" if urn else
+            f"pulumi state delete '<the URN `pulumi stack --show-urns` lists for "
+            f"{node}-{Path(props['stop_playbook']).stem.removesuffix('-stop')}>'")
+    return (f"{error}\nThe resource stays in the stack until its stop step has run on {node}. Either bring {node} "
+            f"back and run `pulumi up` again, or, if it is gone for good, forget it knowingly (nothing is stopped "
+            f"on it; README, \"A node that is gone\"): run `{FORGET_NODES}={node} pulumi up`, or drop this "
+            f"resource from the state and run `pulumi up` again:\n    {drop}")
+
+
+def _forgotten_nodes() -> set[str]:
+    return {n.strip() for n in os.environ.get(FORGET_NODES, "").split(",") if n.strip()}
+
+
+def _must_run(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether the node must be configured again: an input of the run changed (the node's
+    known hosts count by the keys trusted for the node), or a refresh found it drifted."""
+    changed = [key for key in RUN_INPUTS if key != "known_hosts" and olds.get(key) != news.get(key)]
+    return bool(changed) or trusted_keys(olds) != trusted_keys(news) or olds.get("in_sync") is False
 
 
 class _PlaybookProvider(ResourceProvider):
@@ -189,13 +300,16 @@ class _PlaybookProvider(ResourceProvider):
             raise PlaybookError("; ".join(
                 f"{news['host']['name']}: {k} is {old_pins[k]!r} on the node and cannot become {new_pins[k]!r}. "
                 f"{news.get('pinned_reason', '')}" for k in moved))
-        changed = [key for key in RUN_INPUTS if olds.get(key) != news.get(key)]
         # A refresh found the node drifted from what was deployed: apply it again.
-        drifted = olds.get("in_sync") is False
-        return DiffResult(changes=bool(changed) or drifted, replaces=[], delete_before_replace=False)
+        recorded = [key for key in RECORD_INPUTS if olds.get(key) != news.get(key)]
+        return DiffResult(changes=_must_run(olds, news) or bool(recorded), replaces=[],
+                          delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(outs={**news, **run_playbook(news)})
+        if _must_run(olds, news):
+            return UpdateResult(outs={**news, **run_playbook(news)})
+        # Only what the runner keeps about the run changed: record it, run nothing.
+        return UpdateResult(outs={**news, **{key: olds.get(key) for key in _RESULTS}})
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         """`pulumi refresh`: Ansible in check mode on the node; any change it would make is drift."""
@@ -209,8 +323,23 @@ class _PlaybookProvider(ResourceProvider):
         return ReadResult(id_=id_, outs=state, inputs=state)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        if props.get("stop_playbook"):
+        if not props.get("stop_playbook"):
+            return
+        try:
             run_playbook(props, playbook_key="stop_playbook")
+        except UnreachableNodeError as err:
+            if props["host"]["name"] not in _forgotten_nodes():
+                raise PlaybookError(_forget_on_delete(props, err)) from None
+            # asked to: the node is gone for good, and its resource goes without its stop step
+
+
+DYNAMIC_TYPE = "pulumi-python:dynamic:Resource"
+
+
+def urn_of(name: str, parent_type: str | None) -> str:
+    """The URN of the PlaybookRun `name` under a component of `parent_type` (None: top level)."""
+    types = f"{parent_type}${DYNAMIC_TYPE}" if parent_type else DYNAMIC_TYPE
+    return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{types}::{name}"
 
 
 class PlaybookRun(pulumi.dynamic.Resource):
@@ -242,8 +371,13 @@ class PlaybookRun(pulumi.dynamic.Resource):
         pinned_reason: str = "",
         stop_playbook: str | None = None,
         timeouts: Mapping[str, int] | None = None,
+        known_hosts_file: str | None = None,
+        node_set: str | None = None,
+        parent_type: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`known_hosts_file`, `node_set`: where `known_hosts` comes from, for messages;
+        `parent_type`: the type of the component it belongs to (its URN is in its delete's message)."""
         secret_outputs = pulumi.ResourceOptions(additional_secret_outputs=["ssh_private_key", "files"])
         super().__init__(
             _PlaybookProvider(),
@@ -262,6 +396,9 @@ class PlaybookRun(pulumi.dynamic.Resource):
                 "stop_playbook": stop_playbook or "",
                 # not a run input: a new limit applies from the next run on
                 "timeouts": dict(timeouts or DEFAULT_TIMEOUTS),
+                "known_hosts_file": known_hosts_file or "",
+                "node_set": node_set or "",
+                "state_urn": urn_of(name, parent_type),
                 "deployed_hash": None,
                 "last_run": None,
                 "changed": None,
