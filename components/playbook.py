@@ -131,12 +131,13 @@ def _refused(props: Mapping[str, Any], node: nodessh.Target, refusal: nodessh.Re
     lookup = lookup_name(node.address, node.port)
     file = _known_hosts_file(props)
     if refusal.kind == "changed":
+        path = props.get("known_hosts_file") or "<knownHostsFile>"
         return (f"{node} showed the host key {refusal.detail}, which is not the one {file} trusts for {lookup} "
                 "(REMOTE HOST IDENTIFICATION HAS CHANGED): nothing ran on it. If the node was reinstalled or "
                 "its key was replaced, check that fingerprint on the node itself (`ssh-keygen -lf "
-                "/etc/ssh/ssh_host_ed25519_key.pub` on its console), trust it with `python3 -m tools.known_hosts "
-                f"trust {file.split(' ')[0]} {node.address} --port {node.port} --fingerprint <SHA256:...>`, and run "
-                "`pulumi up` again. Otherwise another machine may be answering for the node: trust nothing.")
+                "/etc/ssh/ssh_host_ed25519_key.pub` on its console), trust it with `.venv/bin/python -m "
+                f"tools.known_hosts trust {path} {node.address} --port {node.port} --fingerprint <SHA256:...>`, "
+                "and run `pulumi up` again. Otherwise another machine may be answering for the node: trust nothing.")
     if refusal.kind == "unknown":
         return (f"{file} has no host key for {lookup}, so {node} cannot be trusted ({refusal.detail}): add "
                 f"the node's key (README, \"Trusting a node\") and run `pulumi up` again.")

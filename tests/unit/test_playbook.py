@@ -225,7 +225,7 @@ def test_a_changed_host_key_runs_nothing_and_says_what_to_do(node: Node, lock_pa
         f"/etc/edpm/known_hosts (nodeTemplate.knownHostsFile of node set edpm-compute) trusts for "
         f"[127.0.0.1]:{node.port} (REMOTE HOST IDENTIFICATION HAS CHANGED): nothing ran on it. If the node "
         "was reinstalled or its key was replaced, check that fingerprint on the node itself"), message
-    assert (f"`python3 -m tools.known_hosts trust /etc/edpm/known_hosts 127.0.0.1 --port {node.port} "
+    assert (f"`.venv/bin/python -m tools.known_hosts trust /etc/edpm/known_hosts 127.0.0.1 --port {node.port} "
             "--fingerprint <SHA256:...>`") in message
     assert "Traceback" not in message and not isinstance(err.value, UnreachableNodeError)
     assert not lock_path.exists()  # not even the lock was taken
