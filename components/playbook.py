@@ -194,8 +194,9 @@ def _guard_spec(props: Mapping[str, Any], workdir: Path, playbook: Path, playboo
                 limits: Mapping[str, int]) -> dict[str, Any]:
     """What the run guard runs: the lock on the node, then ansible-playbook."""
     node = nodessh.target(props["host"], props.get("host_vars") or {})
+    hold = runguard.lock_command(int(limits["lock"]), int(limits["run"]), check=check)
     lock = nodessh.ssh_argv(node, workdir / "id_ssh", workdir / "known_hosts", int(limits["connect"]),
-                            " ".join(map(shlex_quote, runguard.lock_command(int(limits["lock"]), int(limits["run"])))))
+                            " ".join(map(shlex_quote, hold)))
     ansible = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or "ansible-playbook"
     command = [ansible, "-i", str(workdir / "inventory.json"), "-e", f"@{workdir / 'vars.json'}", str(playbook),
                *(["--check"] if check else [])]

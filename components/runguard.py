@@ -42,19 +42,20 @@ STOP_GRACE = 10  # seconds between asking a run to stop and killing it
 # the guard's connection is open, at most this long past the run's limit.
 HOLD_MARGIN = 3 * STOP_GRACE + 30
 
-# Runs on the node with the wait and hold times in seconds; reads the holder's record (one
-# line) on stdin, then holds the lock until stdin closes. Answers WAITING/BUSY <record of
-# the holder>, NOLOCK <why> or LOCKED.
+# Runs on the node with the wait and hold times in seconds and the lock's mode (-x: a run
+# that changes the node; -s: a check, which others may make at the same time); reads the
+# holder's record (one line) on stdin, then holds the lock until stdin closes. Answers
+# WAITING/BUSY <record of the holder>, NOLOCK <why> or LOCKED.
 LOCK_SCRIPT = r"""
 set -u
-lock=$1 wait=$2 hold=$3
+lock=$1 wait=$2 hold=$3 mode=$4
 IFS= read -r holder || exit 71
 mkdir -p "$(dirname "$lock")" 2>/dev/null
 if ! ( : >>"$lock" ) 2>/dev/null; then echo "NOLOCK $(id -un) cannot write $lock"; exit 70; fi
 exec 9>>"$lock"
-if ! flock -n 9; then
+if ! flock "$mode" -n 9; then
   echo "WAITING $(head -n 1 "$lock")"
-  if [ "$wait" -eq 0 ] || ! flock -w "$wait" 9; then echo "BUSY $(head -n 1 "$lock")"; exit 75; fi
+  if [ "$wait" -eq 0 ] || ! flock "$mode" -w "$wait" 9; then echo "BUSY $(head -n 1 "$lock")"; exit 75; fi
 fi
 printf '%s\n' "$holder" >"$lock"
 echo LOCKED
@@ -62,10 +63,11 @@ exec timeout "$hold" cat >/dev/null
 """
 
 
-def lock_command(wait: int, run_limit: int, path: str | None = None) -> list[str]:
-    """The command that takes and holds the run lock at `path` (LOCK_PATH: run on the node)."""
+def lock_command(wait: int, run_limit: int, *, check: bool = False, path: str | None = None) -> list[str]:
+    """The command that takes and holds the run lock at `path` (LOCK_PATH: run on the node).
+    Checks (drift, check mode) share it with each other; a run that changes the node has it alone."""
     return ["sh", "-c", LOCK_SCRIPT, "openstack-nova-lock", path or LOCK_PATH, str(wait),
-            str(run_limit + HOLD_MARGIN)]
+            str(run_limit + HOLD_MARGIN), "-s" if check else "-x"]
 
 
 def split_result(output: str) -> tuple[str, dict[str, Any] | None]:

@@ -26,13 +26,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def guard_workdir(tmp_path: Path, name: str, command: list[str], lock: Path, *, wait: int = 30, run: int = 60,
-                  lock_argv: list[str] | None = None) -> Path:
+                  lock_argv: list[str] | None = None, check: bool = False) -> Path:
     """A run's private directory with the guard's spec: the lock is `lock`, taken locally."""
     workdir = tmp_path / name
     workdir.mkdir(mode=0o700)
     (workdir / "secret").write_text("the run's key\n")
-    spec = {"node": "edpm-compute-1", "playbook": f"{name}.yml", "check": False,
-            "lock": lock_argv or runguard.lock_command(wait, run, path=str(lock)), "command": command,
+    spec = {"node": "edpm-compute-1", "playbook": f"{name}.yml", "check": check,
+            "lock": lock_argv or runguard.lock_command(wait, run, check=check, path=str(lock)), "command": command,
             "cwd": str(tmp_path), "limits": {"connect": 5, "run": run, "lock": wait}}
     (workdir / runguard.SPEC).write_text(json.dumps(spec))
     return workdir
@@ -90,6 +90,18 @@ def test_runs_on_one_node_never_overlap(tmp_path: Path) -> None:
                      r"latest\); waiting up to 30s for it to end", out2), out2
     assert "busy" not in out1 and out1.endswith("ran\n")
     assert lock_is_free(lock)
+
+
+def test_checks_share_the_node_and_changes_have_it_alone(tmp_path: Path) -> None:
+    """`pulumi refresh` checks a node's services at once; a run that changes it waits for them."""
+    lock, log = tmp_path / "run.lock", tmp_path / "runs.log"
+    checks = [start(guard_workdir(tmp_path, f"check{i}", logged_run(log, 1.5), lock, check=True)) for i in (1, 2)]
+    eventually(lambda: log.exists() and log.read_text().count("start") == 2, seconds=10)
+    change = start(guard_workdir(tmp_path, "change", logged_run(log, 0.1), lock))
+    for guard in (*checks, change):
+        assert finish(guard)[1] == {"outcome": "done", "exit": 0}
+    events = [line.split()[0] for line in log.read_text().splitlines()]
+    assert events == ["start", "start", "end", "end", "start", "end"]
 
 
 PROVIDER = """
