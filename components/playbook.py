@@ -38,9 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 ANSIBLE_DIR = ROOT / "ansible"
 # The inputs whose change means the node must be configured again.
 RUN_INPUTS = ("playbook", "host", "host_vars", "ssh_private_key", "known_hosts", "files", "public_files", "vars")
-# What the runner keeps about a run for its messages and its delete: a change is recorded
-# in the state without running anything.
-RECORD_INPUTS = ("stop_playbook", "state_urn", "known_hosts_file", "node_set")
+# What a delete needs to know: a change is recorded in the state without running anything.
+# (The known hosts' file and node set, only named in messages, follow with the next run:
+# the file's path may differ from one machine to the next.)
+RECORD_INPUTS = ("stop_playbook", "state_urn")
 _RESULTS = ("deployed_hash", "last_run", "changed", "in_sync")
 _RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 _PLAY = re.compile(r"^PLAY \[(.*)\] \**$", re.M)
@@ -181,7 +182,11 @@ def _failure(props: Mapping[str, Any], playbook: str, limits: Mapping[str, int],
         return PlaybookError(
             f"{failed}: the connection that holds {node.name}'s run lock dropped ({result.get('detail')}), so "
             f"the run was stopped before another could overlap it. Check the node, then run `pulumi up` again.{tail}")
-    found = nodessh.refusal(output + "\n" + str(result.get("detail") or ""))
+    # SSH's words, from the run guard's own connection or from Ansible's UNREACHABLE (a task's
+    # output may say "Permission denied" for other reasons)
+    said = str(result.get("detail") or "") if outcome == "unreachable" else (
+        output if "UNREACHABLE!" in output else "")
+    found = nodessh.refusal(said)
     if found is not None:
         error = UnreachableNodeError if found.kind == "unreachable" else PlaybookError
         return error(f"{failed}: {_refused(props, node, found)}{tail}")
