@@ -172,10 +172,11 @@ def _failure(props: Mapping[str, Any], playbook: str, limits: Mapping[str, int],
             f".lock): {result.get('holder')}. It ends by itself within its own time limit: run `pulumi up` again "
             "then, or stop it now with `kill <pid>` on the machine named (it stops Ansible and frees the node).")
     if outcome == "nolock":
-        return PlaybookError(
-            f"{failed}: cannot take the run lock {runguard.LOCK_PATH} on {node} ({result.get('detail')}). Runs "
-            "need root on the node: log in as root, or set ansible_become: true in ansibleVars (sudo without a "
-            "password).")
+        detail = str(result.get("detail"))
+        root = ("cannot write", "sudo", "Permission denied")
+        advice = (" Runs need root on the node: log in as root, or set ansible_become: true in ansibleVars (sudo "
+                  "without a password)." if any(word in detail for word in root) else "")
+        return PlaybookError(f"{failed}: cannot take the run lock {runguard.LOCK_PATH} on {node} ({detail}).{advice}")
     if outcome == "stopped":
         return PlaybookError(f"{failed}: the run was stopped ({result.get('detail')}); run `pulumi up` again.")
     if outcome == "lost":

@@ -50,6 +50,9 @@ LOCK_SCRIPT = r"""
 set -u
 lock=$1 wait=$2 hold=$3 mode=$4
 IFS= read -r holder || exit 71
+for tool in flock timeout; do
+  command -v "$tool" >/dev/null || { echo "NOLOCK the node has no $tool (util-linux, coreutils)"; exit 70; }
+done
 mkdir -p "$(dirname "$lock")" 2>/dev/null
 if ! ( : >>"$lock" ) 2>/dev/null; then echo "NOLOCK $(id -un) cannot write $lock"; exit 70; fi
 exec 9>>"$lock"

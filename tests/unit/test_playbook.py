@@ -316,3 +316,26 @@ def test_deleting_from_an_unreachable_node_says_how_to_go_on(tmp_path: Path, mon
     monkeypatch.setenv(FORGET_NODES, "edpm-compute-7")
     with pytest.raises(PlaybookError):
         _PlaybookProvider().delete("edpm-compute-1:nova.yml", props)
+
+
+@pytest.mark.parametrize(("detail", "root"), [
+    ("cloud-admin cannot write /var/lib/openstack/ansible-run.lock", True),
+    ("sudo: a password is required", True),
+    ("the node has no flock (util-linux, coreutils)", False),
+])
+def test_a_lock_the_run_cannot_take_says_why(detail: str, root: bool) -> None:
+    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, "", {"outcome": "nolock", "detail": detail}, 0)
+    assert str(error).startswith(
+        "ansible-playbook nova.yml failed on edpm-compute-1 before its first play: cannot take the run lock "
+        f"/var/lib/openstack/ansible-run.lock on edpm-compute-1 (192.168.122.101:22) ({detail}).")
+    assert ("ansible_become: true" in str(error)) is root
+
+
+def test_a_busy_node_names_the_run_that_holds_it() -> None:
+    holder = ("nova.yml, run by pid 48213 on ci-runner-3, started 2026-05-04T10:12:09Z, ends by "
+              "2026-05-04T11:14:09Z at the latest")
+    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, "", {"outcome": "busy", "holder": holder}, 0)
+    assert str(error) == (
+        f"edpm-compute-1 is busy: another run on it did not end within 600s (nodeTemplate.timeouts.lock): {holder}. "
+        "It ends by itself within its own time limit: run `pulumi up` again then, or stop it now with `kill <pid>` "
+        "on the machine named (it stops Ansible and frees the node).")

@@ -247,6 +247,14 @@ def test_a_lock_that_cannot_be_written_runs_nothing(tmp_path: Path) -> None:
     assert not ran.exists()
 
 
+def test_a_node_without_flock_runs_nothing(tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    without = ["env", "PATH=/nonexistent", "/bin/sh", *runguard.lock_command(5, 60, path=str(tmp_path / "l"))[1:]]
+    _, result = finish(start(guard_workdir(tmp_path, "run", ["touch", str(ran)], tmp_path / "l", lock_argv=without)))
+    assert result == {"outcome": "nolock", "detail": "the node has no flock (util-linux, coreutils)"}
+    assert not ran.exists()
+
+
 def test_the_run_reports_its_exit_status(tmp_path: Path) -> None:
     output, result = finish(start(guard_workdir(tmp_path, "run", ["sh", "-c", "echo out; exit 3"],
                                                 tmp_path / "run.lock")))
