@@ -31,6 +31,13 @@ from pulumi.runtime import rpc
 
 from components import nodessh, runguard
 from components.render import config_hash
+from components.runfailures import (
+    FORGET_NODES,
+    PlaybookError,
+    UnreachableNodeError,
+    failure,
+    forget_on_delete,
+)
 from components.settings import RunLimits
 from components.settings.knownhosts import KnownHosts, lookup_name
 
@@ -44,37 +51,16 @@ RUN_INPUTS = ("playbook", "host", "host_vars", "ssh_private_key", "known_hosts",
 RECORD_INPUTS = ("stop_playbook", "state_urn")
 _RESULTS = ("deployed_hash", "last_run", "changed", "in_sync")
 _RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
-_PLAY = re.compile(r"^PLAY \[(.*)\] \**$", re.M)
-_TASK = re.compile(r"^(?:TASK|RUNNING HANDLER) \[(.*)\] \**$", re.M)
 # Seconds: to connect to the node, per task, for the whole run, to wait for another run on
 # the node (the node set's `timeouts`); these apply to runs recorded before the limits were.
 DEFAULT_TIMEOUTS = asdict(RunLimits())
 STOP_GRACE = runguard.STOP_GRACE
-# Nodes whose services are dropped from the stack without their stop step when they cannot
-# be reached (comma-separated node names; README, "A node that is gone").
-FORGET_NODES = "OPENSTACK_NOVA_FORGET_NODES"
-
-
-class PlaybookError(Exception):
-    pass
-
-
-class UnreachableNodeError(PlaybookError):
-    """Nothing could run on the node: SSH did not reach it."""
 
 
 def _write_private(path: Path, content: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(content)
-
-
-def _where(output: str) -> str:
-    """The play and task a run's output last started, e.g. "play 'Deploy nova', task 'Copy files'"."""
-    plays, tasks = _PLAY.findall(output), _TASK.findall(output)
-    if not plays:
-        return "before its first play"
-    return f"play '{plays[-1]}'" + (f", task '{tasks[-1]}'" if tasks else "")
 
 
 def _run_bounded(argv: list[str], cwd: Path, env: Mapping[str, str], limit: int,
@@ -119,81 +105,6 @@ def trusted_keys(props: Mapping[str, Any]) -> frozenset[str]:
     known = props.get("known_hosts") or ""
     return frozenset(KnownHosts(known if isinstance(known, str) else "").keys_for([lookup_name(node.address,
                                                                                                node.port)]))
-
-
-def _known_hosts_file(props: Mapping[str, Any]) -> str:
-    path, node_set = props.get("known_hosts_file"), props.get("node_set")
-    of = f" of node set {node_set}" if node_set else ""
-    return f"{path} (nodeTemplate.knownHostsFile{of})" if path else f"the nodeTemplate.knownHostsFile{of}"
-
-
-def _refused(props: Mapping[str, Any], node: nodessh.Target, refusal: nodessh.Refusal) -> str:
-    """What a refusal of SSH means for the user, and what to do."""
-    lookup = lookup_name(node.address, node.port)
-    file = _known_hosts_file(props)
-    if refusal.kind == "changed":
-        path = props.get("known_hosts_file") or "<knownHostsFile>"
-        return (f"{node} showed the host key {refusal.detail}, which is not the one {file} trusts for {lookup} "
-                "(REMOTE HOST IDENTIFICATION HAS CHANGED): nothing ran on it. If the node was reinstalled or "
-                "its key was replaced, check that fingerprint on the node itself (`ssh-keygen -lf "
-                "/etc/ssh/ssh_host_ed25519_key.pub` on its console), trust it with `.venv/bin/python -m "
-                f"tools.known_hosts trust {path} {node.address} --port {node.port} --fingerprint <SHA256:...>`, "
-                "and run `pulumi up` again. Otherwise another machine may be answering for the node: trust nothing.")
-    if refusal.kind == "unknown":
-        return (f"{file} has no host key for {lookup}, so {node} cannot be trusted ({refusal.detail}): add "
-                f"the node's key (README, \"Trusting a node\") and run `pulumi up` again.")
-    if refusal.kind == "denied":
-        return (f"{node} refused {node.user}'s key ({refusal.detail}): its public key must be in "
-                f"{node.user}'s authorized_keys on the node (nodeTemplate.ansibleUser, "
-                "nodeTemplate.ansibleSSHPrivateKey or ansibleSSHPrivateKeyFile).")
-    return f"{node} is unreachable ({refusal.detail}). Check the node and its network, then run `pulumi up` again."
-
-
-def _failure(props: Mapping[str, Any], playbook: str, limits: Mapping[str, int], output: str,
-             result: Mapping[str, Any] | None, status: int | None) -> PlaybookError | None:
-    """The error of a run that did not end well (None when it did)."""
-    node = nodessh.target(props["host"], props.get("host_vars") or {})
-    tail = "".join(f"\n{line}" for line in output.strip().splitlines()[-25:])
-    where = _where(output)
-    failed = f"ansible-playbook {playbook} failed on {node.name} {'in ' if where.startswith('play') else ''}{where}"
-    outcome = (result or {}).get("outcome")
-    if status is None or outcome == "timeout":
-        return PlaybookError(
-            f"ansible-playbook {playbook} on {node.name} did not finish within {limits['run']}s "
-            f"(its node set's nodeTemplate.timeouts.run) and was stopped in {_where(output)}. "
-            f"Check the node, then run `pulumi up` again:{tail}")
-    if result is None:
-        return PlaybookError(f"the run of {playbook} on {node.name} ended without a result (exit {status}):{tail}")
-    if outcome == "done" and result.get("exit") == 0:
-        return None
-    if outcome == "busy":
-        return PlaybookError(
-            f"{node.name} is busy: another run on it did not end within {limits['lock']}s (nodeTemplate.timeouts"
-            f".lock): {result.get('holder')}. It ends by itself within its own time limit: run `pulumi up` again "
-            "then, or stop it now with `kill <pid>` on the machine named (it stops Ansible and frees the node).")
-    if outcome == "nolock":
-        detail = str(result.get("detail"))
-        root = ("cannot write", "sudo", "Permission denied")
-        advice = (" Runs need root on the node: log in as root, or set ansible_become: true in ansibleVars (sudo "
-                  "without a password)." if any(word in detail for word in root) else "")
-        return PlaybookError(f"{failed}: cannot take the run lock {runguard.LOCK_PATH} on {node} ({detail}).{advice}")
-    if outcome == "stopped":
-        return PlaybookError(f"{failed}: the run was stopped ({result.get('detail')}); run `pulumi up` again.")
-    if outcome == "lost":
-        return PlaybookError(
-            f"{failed}: the connection that holds {node.name}'s run lock dropped ({result.get('detail')}), so "
-            f"the run was stopped before another could overlap it. Check the node, then run `pulumi up` again.{tail}")
-    # SSH's words, from the run guard's own connection or from Ansible's UNREACHABLE (a task's
-    # output may say "Permission denied" for other reasons)
-    said = str(result.get("detail") or "") if outcome == "unreachable" else (
-        output if "UNREACHABLE!" in output else "")
-    found = nodessh.refusal(said)
-    if found is not None:
-        error = UnreachableNodeError if found.kind == "unreachable" else PlaybookError
-        return error(f"{failed}: {_refused(props, node, found)}{tail}")
-    if outcome == "unreachable":
-        return UnreachableNodeError(f"{failed}: cannot reach {node}: {result.get('detail') or 'no answer'}{tail}")
-    return PlaybookError(f"{failed} (exit {result.get('exit')}):{tail}")
 
 
 def _guard_spec(props: Mapping[str, Any], workdir: Path, playbook: Path, playbook_key: str, check: bool,
@@ -257,9 +168,9 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     output, result = runguard.split_result(output)
-    failure = _failure(props, props[playbook_key], limits, output, result, status)
-    if failure is not None:
-        raise failure
+    error = failure(props, props[playbook_key], limits, output, result, status)
+    if error is not None:
+        raise error
     match = _RECAP.search(output)
     changed = int(match.group(3)) if match else 0
     ok = int(match.group(2)) if match else 0
@@ -269,19 +180,6 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
         "deployed_hash": config_hash(all_files),
         "in_sync": True,
     }
-
-
-def _forget_on_delete(props: Mapping[str, Any], error: UnreachableNodeError) -> str:
-    """The error of a delete whose node cannot be reached: the ways forward."""
-    node = props["host"]["name"]
-    urn = props.get("state_urn")
-    drop = (f"pulumi state delete '{urn}'" if urn else
-            f"pulumi state delete '<the URN `pulumi stack --show-urns` lists for "
-            f"{node}-{Path(props['stop_playbook']).stem.removesuffix('-stop')}>'")
-    return (f"{error}\nThe resource stays in the stack until its stop step has run on {node}. Either bring {node} "
-            f"back and run `pulumi up` again, or, if it is gone for good, forget it knowingly (nothing is stopped "
-            f"on it; README, \"A node that is gone\"): run `{FORGET_NODES}={node} pulumi up`, or drop this "
-            f"resource from the state and run `pulumi up` again:\n    {drop}")
 
 
 def _forgotten_nodes() -> set[str]:
@@ -337,7 +235,7 @@ class _PlaybookProvider(ResourceProvider):
             run_playbook(props, playbook_key="stop_playbook")
         except UnreachableNodeError as err:
             if props["host"]["name"] not in _forgotten_nodes():
-                raise PlaybookError(_forget_on_delete(props, err)) from None
+                raise PlaybookError(forget_on_delete(props, err)) from None
             # asked to: the node is gone for good, and its resource goes without its stop step
 
 

@@ -21,12 +21,12 @@ from components.playbook import (
     PlaybookError,
     UnreachableNodeError,
     _ansible_env,
-    _failure,
     _PlaybookProvider,
     _run_bounded,
-    _where,
     run_playbook,
 )
+from components.runfailures import failure as _failure
+from components.runfailures import where as _where
 from tests.unit.sshnode import Node, free_port, keygen, needs_sshd, ssh_node
 
 KEY_1 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFqzRVBUVYMKXFBkmsIdL+HBiltEeUZqK8HEogdpCv/t"
