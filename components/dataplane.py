@@ -17,11 +17,13 @@ import pulumi_kubernetes as k8s
 
 from components import k8s as kube
 from components.generated import GeneratedSSHKey
+from components.mountedfiles import NodeSetFiles, no_files
 from components.playbook import PlaybookRun
 from components.render import (
     HOST_SPECIFIC_CONF,
     SSH_KNOWN_HOSTS_BLOCK,
     agent_layout,
+    config_hash,
     host_specific_conf,
     libvirt_config_files,
     names,
@@ -30,8 +32,10 @@ from components.render import (
     nova_extra_files,
 )
 from components.settings import (
+    CEPH_CLIENT,
     LIBVIRT,
     NEUTRON_METADATA,
+    NOVA,
     SSH_KNOWN_HOSTS,
     CustomService,
     Node,
@@ -121,13 +125,16 @@ class EdpmNodeSet(pulumi.ComponentResource):
         custom_services: Mapping[str, CustomService],
         known_hosts_block: str,
         neutron_metadata: NeutronMetadataAgent,
+        mounted: NodeSetFiles | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`known_hosts_block`: the host keys of every node of the stack, for ssh-known-hosts."""
+        """`known_hosts_block`: the host keys of every node of the stack, for ssh-known-hosts;
+        `mounted`: the files its extraMounts give its services (see EdpmMountedObjects)."""
         super().__init__(self.TYPE, name, {}, opts)
         self._node_set, self._control_plane, self._custom = node_set, control_plane, custom_services
         self._known_hosts_block = known_hosts_block
         self._agent = neutron_metadata
+        self._mounted = mounted or no_files()
         template = node_set.node_template
         key = (template.ssh_private_key.reveal() if template.ssh_private_key is not None
                else _read(template.ssh_private_key_file))
@@ -161,8 +168,8 @@ class EdpmNodeSet(pulumi.ComponentResource):
 
     def _run(self, node: Node, service: str, playbook: str, after: PlaybookRun | None, *,
              files: pulumi.Input[Mapping[str, str]] | None = None,
-             public_files: Mapping[str, str] | None = None, stop_playbook: str | None = None,
-             variables: Mapping[str, Any] | None = None,
+             public_files: pulumi.Input[Mapping[str, str]] | None = None, stop_playbook: str | None = None,
+             variables: pulumi.Input[Mapping[str, pulumi.Input[Any]]] | None = None,
              default_host_vars: Mapping[str, str] | None = None) -> PlaybookRun:
         """`default_host_vars`: the node's variables unless its ansibleVars set them (as upstream's
         inventory sets image variables)."""
@@ -196,8 +203,12 @@ class EdpmNodeSet(pulumi.ComponentResource):
                          public_files={"edpm-node.json": json.dumps(marker, indent=2) + "\n"})
 
     def _service(self, node: Node, service: str, after: PlaybookRun) -> PlaybookRun:
-        if service == "nova":
+        if service == NOVA:
             return self._nova(node, after)
+        if service == CEPH_CLIENT:
+            secret, public = self._mounted.of(CEPH_CLIENT)
+            return self._run(node, service, "ceph-client.yml", after, files=secret, public_files=public,
+                             stop_playbook="ceph-client-stop.yml")
         if service == NEUTRON_METADATA:
             return self._neutron_metadata(node, after)
         if service == LIBVIRT:
@@ -218,18 +229,35 @@ class EdpmNodeSet(pulumi.ComponentResource):
 
     def _nova(self, node: Node, after: PlaybookRun) -> PlaybookRun:
         cp = self._control_plane
+        mounted_secret, mounted_public = self._mounted.of(NOVA)
         secret_extra = nova_extra_files(self._node_set, node, secret=True)
-        files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(pulumi.Output.all(
+        own_files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(pulumi.Output.all(
             cp.compute_configs[node.cell], cp.migration_private_key, cp.migration_public_key,
         ).apply(lambda v: {**v[0], "ssh-privatekey": v[1], "ssh-publickey": v[2], **secret_extra}))
-        # Shown in preview line by line: the node's own files.
-        public = {
+        # Shown in preview line by line: the node's own files, and those of ConfigMaps.
+        own_public = {
             HOST_SPECIFIC_CONF: host_specific_conf(node.ansible_host, node.host_name),
             **nova_extra_files(self._node_set, node),
         }
-        return self._run(node, "nova", "nova.yml", after, files=files, public_files=public,
-                         variables=self._secret_file_vars(node, "edpm_nova_secret_files", list(secret_extra)),
-                         stop_playbook="nova-stop.yml")
+        taken = own_files.apply(lambda f: set(f) | set(own_public))
+        files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
+            pulumi.Output.all(own_files, mounted_secret, taken).apply(lambda v: {**v[0], **_not_taken(v[1], v[2])}))
+        public = pulumi.Output.all(mounted_public, pulumi.Output.unsecret(taken)).apply(
+            lambda v: {**own_public, **_not_taken(v[0], v[1])})
+        # the role copies these as it does nova's own secret files (0600, never logged): snippets that set
+        # secret options, and a Secret's mounted files
+        secret_var = "edpm_nova_secret_files"
+        variables: dict[str, pulumi.Input[Any]] = dict(self._secret_file_vars(node, secret_var, list(secret_extra)))
+        if any(m.secret for m in self._node_set.mounted_for(NOVA)):
+            variables[secret_var] = pulumi.Output.unsecret(mounted_secret.apply(
+                lambda m: self._secret_file_vars(node, secret_var, [*secret_extra, *m])[secret_var]))
+        if CEPH_CLIENT in self._node_set.services:
+            # a change of the Ceph client files re-runs nova, which restarts nova-compute
+            ceph_secret, ceph_public = self._mounted.of(CEPH_CLIENT)
+            variables["edpm_nova_ceph_files_hash"] = pulumi.Output.unsecret(
+                pulumi.Output.all(ceph_secret, ceph_public).apply(lambda v: config_hash({**v[0], **v[1]})))
+        return self._run(node, NOVA, "nova.yml", after, files=files, public_files=public,
+                         stop_playbook="nova-stop.yml", variables=variables)
 
     def _neutron_metadata(self, node: Node, after: PlaybookRun) -> PlaybookRun:
         configs = self._control_plane.metadata_configs
@@ -256,3 +284,12 @@ class EdpmNodeSet(pulumi.ComponentResource):
                          variables=self._secret_file_vars(node, "edpm_neutron_metadata_secret_files",
                                                           list(secret_extra)),
                          default_host_vars={AGENT_IMAGE_VAR: agent.image})
+
+
+def _not_taken(mounted: Mapping[str, str], taken: set[str]) -> dict[str, str]:
+    """`mounted`, or an error naming a file that would replace one of the program's own."""
+    clash = sorted(set(mounted) & taken)
+    if clash:
+        raise pulumi.RunError(f"extraMounts give nova {', '.join(clash)}, which the program makes itself; "
+                              "name the mounted files otherwise")
+    return dict(mounted)

@@ -29,13 +29,19 @@ CLUSTER_DNS=10.96.0.10
 DNS_NAMESPACE=${EDPM_DNS_NAMESPACE:-openstack}
 # Directories that belong to each node alone (bound over the host's).
 PRIVATE_DIRS=(/var/lib/openstack /var/lib/kolla /etc/nova /var/lib/nova /etc/containers
-  /etc/kolla /etc/neutron /var/lib/neutron /etc/ceph /home/nova /run/node-private /var/log/nova /etc/ssh
+  /etc/kolla /etc/neutron /var/lib/neutron /home/nova /run/node-private /var/log/nova /etc/ssh
   /etc/libvirt /etc/sasl2 /var/log/libvirt /etc/sudoers.d /home/cloud-admin)
+# Directories a node sees as the host's plus its own changes (an overlay): what
+# the roles change there stays on the node, e.g. nova added to the libvirt
+# group (usermod renames /etc/group), /etc/ceph laid out by kolla, the
+# iscsiadm wrapper kolla installs in /usr/sbin.
+OVERLAY_DIRS=(/etc /usr/sbin)
 
 node_name() { echo "edpm-compute-$1"; }
 node_ip() { echo "$NET.$((100 + $1))"; }
 veth_name() { echo "ve-edpm-$1"; } # host end; interface names stop at 15 chars
 node_dir() { echo "$NODES_DIR/$(node_name "$1")"; }
+overlay_dir() { echo "$(node_dir "$1")/overlay$2"; } # index dir: holds upper/ and work/
 sshd_mark() { echo "-f $(node_dir "$1")/sshd_config"; }
 
 # Node indexes that exist in any form (netns, veth, sshd): what stop cleans.
@@ -60,7 +66,8 @@ node_up() { # index: netns there, our sshd alive and answering
 }
 # What a running node was started with; nodes started otherwise are restarted.
 layout_id() {
-  { printf '%s\n' "${PRIVATE_DIRS[@]}"; declare -f write_sshd_config write_accounts prepare_node_dir; } | sha256sum | cut -c1-16
+  { printf '%s\n' "${PRIVATE_DIRS[@]}" -- "${OVERLAY_DIRS[@]}"
+    declare -f write_sshd_config write_accounts write_hosts prepare_node_dir start_sshd; } | sha256sum | cut -c1-16
 }
 layout_current() { [ "$(cat "$NODES_DIR/layout" 2>/dev/null)" = "$(layout_id)" ]; }
 recorded_count() { [ -f "$NODES_JSON" ] && python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$NODES_JSON" || echo 0; }
@@ -174,16 +181,27 @@ setup_bridge() {
   ip link set "$BRIDGE" up
 }
 
-# The node's own passwd/group: the host's plus nova and libvirt, so kolla can
-# chown to nova inside the node without adding a user to the host (the files
-# are bind mounts: useradd could not replace them).
-write_accounts() { # node-dir
+# The node's own passwd/group/shadow, in its /etc overlay: the host's plus nova
+# and libvirt (no members), as a freshly installed node has them, and the
+# cloud-admin account, so kolla can chown to nova inside the node without adding
+# a user to the host. Written at every start: what the roles add (nova in
+# libvirt) they add again.
+write_accounts() { # etc-upper-dir
   { grep -v "^\\(nova\\|libvirt\\|$ADMIN_USER\\):" /etc/passwd; echo "nova:x:$NOVA_ID:$NOVA_ID:nova:/var/lib/nova:/bin/sh"
     echo "libvirt:x:$LIBVIRT_ID:$LIBVIRT_ID:libvirt:/var/lib/libvirt:/sbin/nologin"
     echo "$ADMIN_USER:x:$ADMIN_ID:$ADMIN_ID:$ADMIN_USER:/home/$ADMIN_USER:/bin/bash"; } >"$1/passwd"
   { grep -v "^\\(nova\\|libvirt\\|$ADMIN_USER\\):" /etc/group
     echo "nova:x:$NOVA_ID:"; echo "libvirt:x:$LIBVIRT_ID:"; echo "$ADMIN_USER:x:$ADMIN_ID:"; } >"$1/group"
   chmod 644 "$1/passwd" "$1/group"
+  # sudo's PAM account check needs every user in shadow; "*": no password, yet not locked (sshd refuses locked accounts)
+  awk -F: '{print $1 ":*:20000::::::"}' "$1/passwd" >"$1/shadow"
+  chown root:shadow "$1/shadow"; chmod 640 "$1/shadow"
+}
+
+# The node's own name resolves locally (sudo looks it up on every call).
+write_hosts() { # index
+  printf '127.0.0.1 localhost\n::1 localhost\n%s %s\n' "$(node_ip "$1")" "$(node_name "$1")" >"$(node_dir "$1")/hosts"
+  chmod 644 "$(node_dir "$1")/hosts"
 }
 
 write_resolv_conf() { # node-dir
@@ -218,6 +236,7 @@ prepare_node_dir() { # index
   [ -f "$d/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -C "root@$(node_name "$1")" -f "$d/ssh_host_ed25519_key"
   install -m 600 "$SSH_DIR/id_ed25519.pub" "$d/authorized_keys"
   for p in "${PRIVATE_DIRS[@]}"; do mkdir -p "$d/root$p"; done
+  for p in "${OVERLAY_DIRS[@]}"; do mkdir -p "$(overlay_dir "$1" "$p")/upper" "$(overlay_dir "$1" "$p")/work"; done
   # /run is empty at every boot, so is the node's.
   find "$d/root/run/node-private" -mindepth 1 -delete
   [ -f "$d/run_command" ] || : >"$d/run_command"
@@ -229,8 +248,9 @@ prepare_node_dir() { # index
   chown -R "$ADMIN_ID:$ADMIN_ID" "$d/root/home/$ADMIN_USER"
   chmod 750 "$d/root/etc/sudoers.d"
   (umask 337; echo "$ADMIN_USER ALL=(ALL) NOPASSWD: ALL" >"$d/root/etc/sudoers.d/$ADMIN_USER")
-  write_accounts "$d"
+  write_accounts "$(overlay_dir "$1" /etc)/upper"
   write_resolv_conf "$d"
+  write_hosts "$1"
   write_sshd_config "$1"
 }
 
@@ -245,16 +265,21 @@ setup_netns() { # index
   ip -n "$n" route add default via "$GATEWAY"
 }
 
-# The bind mounts happen in a mount namespace of the node's own; sshd and
-# every SSH session inherit it, the host never sees them. A UTS namespace
-# gives each node its own hostname (nova-compute's default `host`).
+# The overlays and bind mounts happen in a mount namespace of the node's own;
+# sshd and every SSH session inherit it, the host never sees them. A UTS
+# namespace gives each node its own hostname (nova-compute's default `host`).
 start_sshd() { # index
-  local d p script i; d=$(node_dir "$1")
+  local d o p script i; d=$(node_dir "$1")
   script="set -e; hostname $(node_name "$1")"
+  # overlays first: the private directories below /etc are bound on top of them
+  for p in "${OVERLAY_DIRS[@]}"; do
+    o=$(overlay_dir "$1" "$p")
+    script+="; mount -t overlay overlay -o $(shq "lowerdir=$p,upperdir=$o/upper,workdir=$o/work") $(shq "$p")"
+  done
   for p in "${PRIVATE_DIRS[@]}"; do
     script+="; mount --bind $(shq "$d/root$p") $(shq "$p")"
   done
-  script+="; mount --bind $(shq "$d/passwd") /etc/passwd; mount --bind $(shq "$d/group") /etc/group"
+  script+="; mount --bind $(shq "$d/hosts") /etc/hosts"
   script+="; mount --bind $(shq "$d/resolv.conf") /etc/resolv.conf"
   script+="; mount --bind $(shq "$d/run_command") /run_command"
   script+="; exec /usr/sbin/sshd -f $(shq "$d/sshd_config") -E $(shq "$d/sshd.log")"

@@ -74,8 +74,8 @@ def compute_config_json() -> str:
         _copy(f"{src}/ssh-privatekey", "/var/lib/nova/.ssh/ssh-privatekey", optional=True),
         _copy(f"{src}/ssh-config", "/var/lib/nova/.ssh/config"),
         _copy(f"{src}/provider*.yaml", "/etc/nova/provider_config/", optional=True),
-        # iscsiadm runs on the host; optional as test nodes have no wrapper
-        _copy(f"{src}/run-on-host", "/usr/sbin/iscsiadm", perm="0755", owner="root:root", optional=True),
+        # edpm_nova's wrapper: os-brick's iscsiadm runs on the node, in the node's namespaces
+        _copy(f"{src}/run-on-host", "/usr/sbin/iscsiadm", perm="0755", owner="root:root"),
     ]
     return _dump(
         {

@@ -11,8 +11,10 @@ from .extramounts import control_plane_tags, edpm_tags, propagates
 from .load import TOP_LEVEL_KEYS, load
 from .model import (
     CELL0,
+    CEPH_CLIENT,
     LIBVIRT,
     NEUTRON_METADATA,
+    NOVA,
     SSH_KNOWN_HOSTS,
     Cell,
     CustomService,
@@ -25,6 +27,7 @@ from .model import (
     KubernetesMode,
     MessageBus,
     MigrationSSHKey,
+    MountedFiles,
     Node,
     NodeSet,
     NodeTemplate,
@@ -41,8 +44,10 @@ from .secret import SecretStr
 
 __all__ = [
     "CELL0",
+    "CEPH_CLIENT",
     "LIBVIRT",
     "NEUTRON_METADATA",
+    "NOVA",
     "SHIPPED_CATALOGS",
     "SSH_KNOWN_HOSTS",
     "TOP_LEVEL_KEYS",
@@ -59,6 +64,7 @@ __all__ = [
     "KubernetesMode",
     "MessageBus",
     "MigrationSSHKey",
+    "MountedFiles",
     "Node",
     "NodeSet",
     "NodeTemplate",

@@ -17,6 +17,7 @@ from .errors import Path, did_you_mean, format_path
 from .model import (
     BUILTIN_EDPM_SERVICES,
     CELL0,
+    DEFAULT_EDPM_SERVICES,
     NEUTRON_METADATA,
     SSH_KNOWN_HOSTS,
     CustomService,
@@ -33,7 +34,7 @@ from .model import (
 from .reader import Obj
 from .sshvars import check_ssh_vars
 
-DEFAULT_SERVICES = BUILTIN_EDPM_SERVICES
+DEFAULT_SERVICES = DEFAULT_EDPM_SERVICES
 DEFAULT_CELL = "cell1"
 _FILE_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # a ConfigMap/Secret key
 
@@ -201,6 +202,7 @@ def _node_set(name: str, obj: Obj, known: list[str], catalog: OptionCatalog | No
         nodes=tuple(sorted(nodes, key=lambda n: n.name)),
         services=services,
         custom_service_config=_service_configs(obj.obj("customServiceConfig"), catalog),
+        services_listed=obj.has("services"),
     )
     obj.close()
     return node_set

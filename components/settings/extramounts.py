@@ -63,6 +63,7 @@ def _mount(obj: Obj, volumes: Collection[str]) -> VolumeMount | None:
         mount_path=mount_path or "",
         read_only=obj.flag("readOnly", False),
         sub_path=obj.opt_text("subPath"),
+        path=obj.path,
     )
     obj.close()
     if name is None:
@@ -83,14 +84,15 @@ def parse_extra_mount(obj: Obj, known_tags: Collection[str]) -> ExtraMount:
                 (*obj.at("propagation"), index),
                 f"'{tag}' matches no pod or node set{did_you_mean(tag, known_tags)}",
             )
-    volumes = [v for path, item in obj.items("volumes") if (v := _volume(obj, path, item)) is not None]
-    names = {v["name"] for v in volumes}
+    volumes = [(path, v) for path, item in obj.items("volumes") if (v := _volume(obj, path, item)) is not None]
+    names = {v["name"] for _, v in volumes}
     mounts = [m for path, item in obj.items("mounts") if (m := _mount(Obj(obj.ctx, path, item), names))]
     extra = ExtraMount(
         name=obj.opt_text("name"),
         propagation=propagation,
-        volumes=tuple(MappingProxyType(v) for v in volumes),
+        volumes=tuple(MappingProxyType(v) for _, v in volumes),
         mounts=tuple(mounts),
+        volume_paths=tuple(path for path, _ in volumes),
     )
     obj.close()
     return extra

@@ -13,6 +13,7 @@ from .dataplane import check_dataplane, parse_dataplane
 from .errors import SettingsError, format_path
 from .extramounts import FIXED_TAGS, parse_extra_mount
 from .model import Images, Kubernetes, KubernetesMode, Settings
+from .nodemounts import with_mounted_files
 from .nova import parse_nova
 from .reader import Context, Obj
 
@@ -126,12 +127,13 @@ def load(
     extra_mounts = tuple(
         parse_extra_mount(Obj(ctx, path, item), known_tags) for path, item in root.items("extraMounts")
     )
+    kubernetes = _kubernetes(root.obj("kubernetes"))
     settings = Settings(
         namespace=namespace,
         images=images,
-        kubernetes=_kubernetes(root.obj("kubernetes")),
+        kubernetes=kubernetes,
         nova=nova,
-        dataplane=dataplane,
+        dataplane=with_mounted_files(ctx, dataplane_obj.path, dataplane, extra_mounts, kubernetes),
         extra_mounts=extra_mounts,
     )
     root.close()

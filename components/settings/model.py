@@ -17,10 +17,15 @@ CELL0 = "cell0"
 
 SSH_KNOWN_HOSTS = "ssh-known-hosts"
 NEUTRON_METADATA = "neutron-metadata"
+CEPH_CLIENT = "ceph-client"
 LIBVIRT = "libvirt"
+NOVA = "nova"
 # Services a node set may list without defining them in dataplane.customServices,
-# in upstream's default order (also the order of a node set that lists none).
-BUILTIN_EDPM_SERVICES = (SSH_KNOWN_HOSTS, NEUTRON_METADATA, LIBVIRT, "nova")
+# in the order upstream's documents list them.
+BUILTIN_EDPM_SERVICES = (SSH_KNOWN_HOSTS, CEPH_CLIENT, NEUTRON_METADATA, LIBVIRT, NOVA)
+# The services of a node set that lists none: upstream's default order (plus
+# ceph-client, in its place, when extraMounts give the node set Ceph files).
+DEFAULT_EDPM_SERVICES = tuple(s for s in BUILTIN_EDPM_SERVICES if s != CEPH_CLIENT)
 
 
 @dataclass(frozen=True)
@@ -202,6 +207,22 @@ class Node:
 
 
 @dataclass(frozen=True)
+class MountedFiles:
+    """Files of one Secret or ConfigMap of the stack's namespace that an
+    extraMounts entry gives one service of a node set."""
+
+    service: str  # CEPH_CLIENT (the Ceph client files) or NOVA (more of nova's files)
+    kind: str  # "Secret" or "ConfigMap"
+    name: str
+    files: Mapping[str, str] | None  # file name on the node -> key; None: every key, under its own name
+    origin: tuple[str | int, ...]  # the mount's config path, e.g. ("extraMounts", 0, "mounts", 0)
+
+    @property
+    def secret(self) -> bool:
+        return self.kind == "Secret"
+
+
+@dataclass(frozen=True)
 class NodeSet:
     name: str
     cell: str
@@ -209,6 +230,11 @@ class NodeSet:
     nodes: tuple[Node, ...]  # sorted by name
     services: tuple[str, ...]  # in the order given: they run in this order
     custom_service_config: ServiceConfigs
+    services_listed: bool = True  # False: `services` is the default list
+    mounted_files: tuple[MountedFiles, ...] = ()  # what extraMounts give its services
+
+    def mounted_for(self, service: str) -> tuple[MountedFiles, ...]:
+        return tuple(m for m in self.mounted_files if m.service == service)
 
     @property
     def cells(self) -> tuple[str, ...]:
@@ -255,6 +281,7 @@ class VolumeMount:
     mount_path: str
     read_only: bool
     sub_path: str | None
+    path: tuple[str | int, ...] = ()  # where in the stack config, for messages
 
 
 @dataclass(frozen=True)
@@ -263,6 +290,7 @@ class ExtraMount:
     propagation: tuple[str, ...] | None  # None: everywhere
     volumes: tuple[Mapping[str, Any], ...]  # Kubernetes volume objects, as given
     mounts: tuple[VolumeMount, ...]
+    volume_paths: tuple[tuple[str | int, ...], ...] = ()  # each volume's config path, for messages
 
 
 @dataclass(frozen=True)

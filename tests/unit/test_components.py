@@ -3,6 +3,7 @@ keys and hashes. No CLI, no cluster."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -385,6 +386,98 @@ def test_snippets_that_set_secret_options_reach_nodes_as_secret_files(
     return _all_runs(sets).apply(check)
 
 
+# --- files extraMounts give EDPM nodes ---------------------------------------------------
+
+KEYRING = "[client.openstack]\n\tkey = AQBsecret==\n"
+CEPH_FILES = {"ceph.conf": "[global]\n", "ceph.client.openstack.keyring": KEYRING}
+READ_DATA = {
+    "kubernetes:core/v1:Secret": {"data": {k: base64.b64encode(v.encode()).decode() for k, v in CEPH_FILES.items()}},
+    "kubernetes:core/v1:ConfigMap": {"data": {"03-ceph-nova.conf": "[libvirt]\nimages_type = rbd\n"}},
+}
+
+
+class ReadingMocks(RecordingMocks):
+    """RecordingMocks whose cluster holds a Ceph Secret and a ceph-nova ConfigMap."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: dict[str, pulumi.runtime.MockResourceArgs] = {}
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        if args.resource_id:
+            self.reads[args.resource_id] = args
+            return args.resource_id, {**READ_DATA[args.typ], "metadata": {"name": args.resource_id}}
+        return super().new_resource(args)
+
+
+@pytest.fixture()
+def reading_mocks() -> Iterator[ReadingMocks]:
+    recorder = ReadingMocks()
+    pulumi.runtime.set_mocks(recorder, project="openstack-nova", stack="unit", preview=False)
+    yield recorder
+
+
+def _node_sets_with_ceph(tmp_path: Any) -> list[Any]:
+    """Node sets ceph (n0) and plain (n1); only ceph gets the Ceph files and 03-ceph-nova.conf."""
+    from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NeutronMetadataAgent
+    from components.mountedfiles import EdpmMountedObjects
+    from components.render import known_hosts_block
+
+    key = tmp_path / "id"
+    key.write_text("key\n")
+
+    def node_set(node: str, address: str) -> dict[str, Any]:
+        return {"cell": "cell1", "nodes": {node: {"ansibleHost": address}},
+                "nodeTemplate": {"ansibleSSHPrivateKeyFile": str(key), "knownHostsFile": KNOWN_HOSTS}}
+
+    raw = {"kubernetes": {"skipAwait": True},
+           "dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+                         "nodeSets": {"ceph": node_set("n0", "192.0.2.10"), "plain": node_set("n1", "192.0.2.11")}},
+           "extraMounts": [{"propagation": ["ceph"],
+                            "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf-files"}},
+                                        {"name": "nova", "configMap": {"name": "ceph-nova"}}],
+                            "mounts": [{"name": "ceph", "mountPath": "/etc/ceph"},
+                                       {"name": "nova", "mountPath": "/var/lib/openstack/configs/nova"}]}]}
+    s = load(raw, catalog=None)
+    empty = pulumi.Output.from_input({"01-nova.conf": ""})
+    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: empty},
+                              migration_private_key=pulumi.Output.from_input("k"),
+                              migration_public_key=pulumi.Output.from_input("k.pub"))
+    mounted = EdpmMountedObjects("edpm-mounted", s)
+    agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
+    return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
+                        agent, mounted=mounted.for_node_set(n) if n.mounted_files else None)
+            for n in s.dataplane.node_sets]
+
+
+@pulumi.runtime.test
+def test_mounted_files_reach_the_runs_of_their_node_set_only(reading_mocks: ReadingMocks,
+                                                             tmp_path: Any) -> pulumi.Output[Any]:
+    sets = _node_sets_with_ceph(tmp_path)
+    assert [list(runs) for ns in sets for runs in ns.runs.values()] == [
+        ["marker", "ssh-known-hosts", "ceph-client", "neutron-metadata", "libvirt", "nova"],
+        ["marker", "ssh-known-hosts", "neutron-metadata", "libvirt", "nova"]]
+
+    def check(_: Any) -> None:
+        # each object is read once, from the stack's namespace, its data kept secret
+        assert set(reading_mocks.reads) == {"openstack/ceph-conf-files", "openstack/ceph-nova"}
+        runs = reading_mocks.of_type(PLAYBOOK_RUN)
+        ceph = runs["n0-ceph-client"]
+        assert (ceph["playbook"], ceph["stop_playbook"]) == ("ceph-client.yml", "ceph-client-stop.yml")
+        assert SECRET_SIG in ceph["files"]
+        assert revealed(ceph["files"]) == CEPH_FILES
+        nova = runs["n0-nova"]
+        # the ConfigMap's snippet is shown in preview; nova restarts when the Ceph files change
+        assert nova["public_files"]["03-ceph-nova.conf"] == "[libvirt]\nimages_type = rbd\n"
+        assert "edpm_nova_secret_files" not in nova["vars"]  # no Secret gives nova files
+        assert len(nova["vars"]["edpm_nova_ceph_files_hash"]) == 64
+        plain = runs["n1-nova"]
+        assert "03-ceph-nova.conf" not in plain["public_files"] and "edpm_nova_ceph_files_hash" not in plain["vars"]
+        assert "n1-ceph-client" not in runs
+
+    return _all_runs(sets).apply(check)
+
+
 @pulumi.runtime.test
 def test_each_node_gets_the_agents_files_and_image(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
     own = "registry.example/neutron-metadata-agent:node"
@@ -432,3 +525,9 @@ def test_each_run_trusts_its_nodes_keys_and_knows_its_urn(mocks: RecordingMocks,
             "::n1-nova")
 
     return urns.apply(check)
+def test_a_mounted_file_never_replaces_one_of_novas_own() -> None:
+    from components.dataplane import _not_taken
+
+    assert _not_taken({"03-ceph-nova.conf": "x"}, {"01-nova.conf"}) == {"03-ceph-nova.conf": "x"}
+    with pytest.raises(pulumi.RunError, match=r"extraMounts give nova 01-nova\.conf, which the program makes itself"):
+        _not_taken({"01-nova.conf": "x"}, {"01-nova.conf", "ssh-privatekey"})

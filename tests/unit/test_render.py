@@ -148,8 +148,16 @@ def test_compute_kolla_json(settings: Settings, creds: Credentials) -> None:
     )
     assert copies["ssh-privatekey"]["dest"] == "/var/lib/nova/.ssh/ssh-privatekey"
     assert copies["ssh-config"]["dest"] == "/var/lib/nova/.ssh/config"
-    assert copies["ceph"]["optional"] and copies["provider*.yaml"]["optional"]
+    assert copies["provider*.yaml"]["optional"]
     assert copies["provider*.yaml"]["dest"] == "/etc/nova/provider_config/"
+    # the Ceph client files nova_compute mounts at src/ceph (none: the directory is empty)
+    ceph = copies["ceph"]
+    assert (ceph["dest"], ceph["owner"], ceph["perm"], ceph["optional"]) == ("/etc/ceph", "nova", "0700", True)
+    assert {"path": "/etc/ceph/*", "owner": "nova:nova", "perm": "0600"} in data["permissions"]
+    # edpm_nova always ships the wrapper: iscsiadm runs on the node
+    wrapper = copies["run-on-host"]
+    assert (wrapper["dest"], wrapper["owner"], wrapper["perm"]) == ("/usr/sbin/iscsiadm", "root:root", "0755")
+    assert not wrapper.get("optional")
 
 
 def test_notifications_bus(creds: Credentials) -> None:

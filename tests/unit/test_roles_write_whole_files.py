@@ -32,6 +32,7 @@ COMMANDS = {
     "Stop the nova-compute supervisor": "writes nothing",
     "Stop the nova-compute supervisor and nova-compute": "writes nothing",
     "Start the nova-compute supervisor": "its pid file is written and renamed",
+    "Give nova its state directory": "changes owners only, while nova-compute is stopped",
     "Lay out /etc/nova with kolla set_configs": "runs while nova-compute is stopped, which then loads it whole",
     "Delete the nova-compute service record through the compute API": "writes nothing on the node",
     "Compare the known hosts with the node's": "reads only",

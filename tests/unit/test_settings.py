@@ -61,10 +61,10 @@ def good_config() -> dict[str, Any]:
                     "cell": "cell2",
                     "nodeTemplate": {"ansibleSSHPrivateKey": "KEY", "knownHostsFile": KNOWN_HOSTS},
                     "nodes": {"compute-2": {"ansibleHost": "192.168.122.102", "hostName": "c2.example"}},
-                    "services": ["nova", "ceph-client"],
+                    "services": ["ceph-client", "nova", "motd"],
                 },
             },
-            "customServices": {"ceph-client": {"playbook": "ceph-client.yml", "files": {"ceph.conf": "x"}}},
+            "customServices": {"motd": {"playbook": "custom-files.yml", "files": {"motd": "x"}}},
         },
         "extraMounts": [
             {
@@ -170,8 +170,9 @@ def test_good_config_loads() -> None:
     assert not nova.cell("cell2").has_api_access
     assert [c.name for c in nova.cells_with_metadata] == ["cell1"]
     node_sets = {s.name: s for s in settings.dataplane.node_sets}
-    assert node_sets["edpm-a"].services == ("ssh-known-hosts", "neutron-metadata", "libvirt", "nova")  # upstream's
-    assert node_sets["edpm-b"].services == ("nova", "ceph-client")  # order kept
+    # upstream's default order, with ceph-client in its place as the node set gets Ceph files
+    assert node_sets["edpm-a"].services == ("ssh-known-hosts", "ceph-client", "neutron-metadata", "libvirt", "nova")
+    assert node_sets["edpm-b"].services == ("ceph-client", "nova", "motd")  # order kept
     cells = {n.name: n.cell for n in settings.dataplane.nodes}
     assert cells == {"compute-0": "cell1", "compute-1": "cell2", "compute-2": "cell2"}
     assert {n.name: n.host_name for n in settings.dataplane.nodes}["compute-2"] == "c2.example"
@@ -338,9 +339,9 @@ CASES: list[tuple[str, Any, str]] = [
         "dataplane.nodeSets.edpm-b.customServiceConfig.ceph",
     ),
     (
-        "dataplane.customServices.ceph-client.playbook",
+        "dataplane.customServices.motd.playbook",
         "../x.yml",
-        "dataplane.customServices.ceph-client.playbook",
+        "dataplane.customServices.motd.playbook",
     ),
     ("dataplane.customServices.nova", {"playbook": "n.yml"}, "dataplane.customServices.nova"),
     ("dataplane.migrationSSHKey", {"publicKey": "ssh-ed25519 AAAA"}, "dataplane.migrationSSHKey"),
@@ -496,7 +497,7 @@ def test_host_keys_come_from_the_node_sets_known_hosts(tmp_path: Any) -> None:
     assert nodes["compute-1"].host_keys == ("ssh-ed25519 AAAAkey1",)
 
 
-@pytest.mark.parametrize("services", [None, ["nova"]], ids=["keys shared", "keys not shared"])
+@pytest.mark.parametrize("services", [None, ["ceph-client", "nova"]], ids=["keys shared", "keys not shared"])
 def test_a_node_without_a_host_key_is_a_problem(tmp_path: Any, services: list[str] | None) -> None:
     """Ansible accepts no key it was not given: a node without one fails at preview, not at its run."""
     raw = _known_hosts_config(tmp_path, "192.168.122.100 ssh-ed25519 AAAAkey0\n")
@@ -509,7 +510,7 @@ def test_a_node_without_a_host_key_is_a_problem(tmp_path: Any, services: list[st
         "\"Trusting a node\")")}
 
 
-@pytest.mark.parametrize("services", [None, ["nova"]], ids=["keys shared", "keys not shared"])
+@pytest.mark.parametrize("services", [None, ["ceph-client", "nova"]], ids=["keys shared", "keys not shared"])
 def test_a_node_set_with_nodes_needs_a_known_hosts_file(services: list[str] | None) -> None:
     raw = good_config()
     del raw["dataplane"]["nodeSets"]["edpm-a"]["nodeTemplate"]["knownHostsFile"]
@@ -586,7 +587,7 @@ def test_the_ovn_southbound_database_is_required_by_neutron_metadata() -> None:
         "is required by the neutron-metadata service (node sets: edpm-a): the OVN southbound database its "
         "agents connect to, e.g. tcp:<address of ovsdbserver-sb>:6642 (upstream: ovn_sb_connection of the "
         "neutron-ovn-metadata-agent-neutron-config Secret)")}
-    raw = with_change("dataplane.nodeSets.edpm-a.services", ["nova"], with_change("dataplane.ovn", None))
+    raw = with_change("dataplane.nodeSets.edpm-a.services", ["ceph-client", "nova"], with_change("dataplane.ovn", None))
     assert load(raw, secret_keys=ALL_SECRET, catalog=None).dataplane.ovn is None
 
 
