@@ -44,6 +44,7 @@ from components.settings import (
     Settings,
 )
 from components.settings.agentvars import IMAGE as AGENT_IMAGE_VAR
+from components.settings.knownhosts import lookup_name
 
 T = TypeVar("T")
 
@@ -98,11 +99,19 @@ class NovaMigrationSSHKey(pulumi.ComponentResource):
         self.register_outputs({})
 
 
+def node_known_hosts(node: Node, port: int) -> str:
+    """The known_hosts lines of the keys the node set trusts for `node`."""
+    name = lookup_name(node.ansible_host, port)
+    return "".join(f"{name} {key}\n" for key in node.host_keys)
+
+
 def _read(path: str | None) -> str:
     return Path(path).read_text() if path else ""
 
 
 class EdpmNodeSet(pulumi.ComponentResource):
+    TYPE = "openstack-nova:dataplane:EdpmNodeSet"
+
     deployed_hashes: pulumi.Output[dict[str, dict[str, str]]]
     """Per node and service, the hash of the files its last run deployed."""
     in_sync: pulumi.Output[dict[str, dict[str, bool]]]
@@ -121,7 +130,7 @@ class EdpmNodeSet(pulumi.ComponentResource):
     ) -> None:
         """`known_hosts_block`: the host keys of every node of the stack, for ssh-known-hosts;
         `mounted`: the files its extraMounts give its services (see EdpmMountedObjects)."""
-        super().__init__("openstack-nova:dataplane:EdpmNodeSet", name, {}, opts)
+        super().__init__(self.TYPE, name, {}, opts)
         self._node_set, self._control_plane, self._custom = node_set, control_plane, custom_services
         self._known_hosts_block = known_hosts_block
         self._agent = neutron_metadata
@@ -130,7 +139,6 @@ class EdpmNodeSet(pulumi.ComponentResource):
         key = (template.ssh_private_key.reveal() if template.ssh_private_key is not None
                else _read(template.ssh_private_key_file))
         self._ssh_key = pulumi.Output.secret(key)
-        self._known_hosts = _read(template.known_hosts_file)
         # runs[node][service]: the node's marker first, then its services in order
         self.runs: dict[str, dict[str, PlaybookRun]] = {}
         for node in node_set.nodes:
@@ -173,7 +181,8 @@ class EdpmNodeSet(pulumi.ComponentResource):
                   "user": template.ansible_user},
             host_vars={**(default_host_vars or {}), **template.ansible_vars, **node.ansible_vars},
             ssh_private_key=self._ssh_key,
-            known_hosts=self._known_hosts,
+            # the node's own keys: trusting another node re-runs no service of this one
+            known_hosts=node_known_hosts(node, template.ansible_port),
             files=files,
             public_files=public_files,
             variables=variables,
@@ -181,6 +190,9 @@ class EdpmNodeSet(pulumi.ComponentResource):
             pinned_reason=CELL_IS_PINNED,
             stop_playbook=stop_playbook,
             timeouts=asdict(template.timeouts),
+            known_hosts_file=template.known_hosts_file,
+            node_set=self._node_set.name,
+            parent_type=self.TYPE,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[after] if after else []),
         )
 

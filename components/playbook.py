@@ -3,8 +3,10 @@
 Preview shows the files it will deploy (secret ones masked); `up` runs
 `ansible-playbook` over SSH only when its inputs changed; delete runs the
 node's stop playbook. Files, the SSH key and known hosts reach Ansible through
-a private temporary directory (0700, files 0600) removed after the run: never
-through argv, the environment or a world-readable file.
+a private temporary directory (0700, files 0600), never through argv, the
+environment or a world-readable file. Each run is handed to a run guard
+(`components.runguard`) that takes the node's run lock, runs Ansible within
+its limits and removes that directory, even when `pulumi up` is killed.
 """
 
 from __future__ import annotations
@@ -17,34 +19,42 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
+from shlex import quote as shlex_quote
 from typing import Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 from pulumi.runtime import rpc
 
+from components import nodessh, runguard
 from components.render import config_hash
+from components.runfailures import (
+    FORGET_NODES,
+    PlaybookError,
+    UnreachableNodeError,
+    failure,
+    forget_on_delete,
+)
 from components.settings import RunLimits
+from components.settings.knownhosts import KnownHosts, lookup_name
 
 ROOT = Path(__file__).resolve().parent.parent
 ANSIBLE_DIR = ROOT / "ansible"
 # The inputs whose change means the node must be configured again.
 RUN_INPUTS = ("playbook", "host", "host_vars", "ssh_private_key", "known_hosts", "files", "public_files", "vars")
+# What a delete needs to know: a change is recorded in the state without running anything.
+# (The known hosts' file and node set, only named in messages, follow with the next run:
+# the file's path may differ from one machine to the next.)
+RECORD_INPUTS = ("stop_playbook", "state_urn")
+_RESULTS = ("deployed_hash", "last_run", "changed", "in_sync")
 _RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
-_PLAY = re.compile(r"^PLAY \[(.*)\] \**$", re.M)
-_TASK = re.compile(r"^(?:TASK|RUNNING HANDLER) \[(.*)\] \**$", re.M)
-# Seconds: to connect to the node, per task, for the whole run (the node set's `timeouts`);
-# these apply to runs recorded before the limits were.
+# Seconds: to connect to the node, per task, for the whole run, to wait for another run on
+# the node (the node set's `timeouts`); these apply to runs recorded before the limits were.
 DEFAULT_TIMEOUTS = asdict(RunLimits())
-STOP_GRACE = 10  # seconds between asking a timed-out run to stop and killing it
-
-
-class PlaybookError(Exception):
-    pass
+STOP_GRACE = runguard.STOP_GRACE
 
 
 def _write_private(path: Path, content: str) -> None:
@@ -53,27 +63,8 @@ def _write_private(path: Path, content: str) -> None:
         handle.write(content)
 
 
-def _keep_log(node: str, playbook: str, check: bool, output: str) -> None:
-    """Appends the run's whole Ansible output to a private per-node log, when asked to."""
-    log_dir = os.environ.get("OPENSTACK_NOVA_ANSIBLE_LOG_DIR")
-    if not log_dir:
-        return
-    os.makedirs(log_dir, mode=0o700, exist_ok=True)
-    path = Path(log_dir) / f"{node}-{Path(playbook).stem}.log"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    with os.fdopen(fd, "a") as handle:
-        handle.write(f"== {time.strftime('%Y-%m-%dT%H:%M:%S')} {playbook}{' (check)' if check else ''}\n{output}\n")
-
-
-def _where(output: str) -> str:
-    """The play and task a run's output last started, e.g. "play 'Deploy nova', task 'Copy files'"."""
-    plays, tasks = _PLAY.findall(output), _TASK.findall(output)
-    if not plays:
-        return "before its first play"
-    return f"play '{plays[-1]}'" + (f", task '{tasks[-1]}'" if tasks else "")
-
-
-def _run_bounded(argv: list[str], cwd: Path, env: Mapping[str, str], limit: int) -> tuple[int | None, str]:
+def _run_bounded(argv: list[str], cwd: Path, env: Mapping[str, str], limit: int,
+                 grace: int = STOP_GRACE) -> tuple[int | None, str]:
     """Runs `argv`; (exit status, output), or (None, output so far) when it ran longer
     than `limit` seconds and was stopped, with everything it started (its own session)."""
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -84,7 +75,7 @@ def _run_bounded(argv: list[str], cwd: Path, env: Mapping[str, str], limit: int)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
-            out, _ = proc.communicate(timeout=STOP_GRACE)
+            out, _ = proc.communicate(timeout=grace)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
@@ -108,6 +99,28 @@ def _ansible_env(workdir: Path, limits: Mapping[str, int]) -> dict[str, str]:
     }
 
 
+def trusted_keys(props: Mapping[str, Any]) -> frozenset[str]:
+    """The host keys a run accepts for its node: those of its known_hosts under the node's name."""
+    node = nodessh.target(props["host"], props.get("host_vars") or {})
+    known = props.get("known_hosts") or ""
+    return frozenset(KnownHosts(known if isinstance(known, str) else "").keys_for([lookup_name(node.address,
+                                                                                               node.port)]))
+
+
+def _guard_spec(props: Mapping[str, Any], workdir: Path, playbook: Path, playbook_key: str, check: bool,
+                limits: Mapping[str, int]) -> dict[str, Any]:
+    """What the run guard runs: the lock on the node, then ansible-playbook."""
+    node = nodessh.target(props["host"], props.get("host_vars") or {})
+    hold = runguard.lock_command(int(limits["lock"]), int(limits["run"]), check=check)
+    lock = nodessh.ssh_argv(node, workdir / "id_ssh", workdir / "known_hosts", int(limits["connect"]),
+                            " ".join(map(shlex_quote, hold)))
+    ansible = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or "ansible-playbook"
+    command = [ansible, "-i", str(workdir / "inventory.json"), "-e", f"@{workdir / 'vars.json'}", str(playbook),
+               *(["--check"] if check else [])]
+    return {"node": node.name, "playbook": props[playbook_key], "check": check, "lock": lock, "command": command,
+            "cwd": str(ANSIBLE_DIR), "limits": {k: int(limits[k]) for k in ("connect", "run", "lock")}}
+
+
 def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check: bool = False) -> dict[str, Any]:
     """Runs the playbook for the node in `props`; returns its recap.
 
@@ -117,6 +130,7 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
     playbook = ANSIBLE_DIR / "playbooks" / props[playbook_key]
     if not playbook.is_file():
         raise PlaybookError(f"playbook {props[playbook_key]} not found under {ANSIBLE_DIR / 'playbooks'}")
+    limits = {**DEFAULT_TIMEOUTS, **(props.get("timeouts") or {})}
     workdir = Path(tempfile.mkdtemp(prefix="openstack-nova-"))
     try:
         files_dir = workdir / "files"
@@ -126,6 +140,8 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
             _write_private(files_dir / name, content)
         _write_private(workdir / "id_ssh", props["ssh_private_key"].rstrip("\n") + "\n")
         _write_private(workdir / "known_hosts", props.get("known_hosts", ""))
+        host_vars = dict(props.get("host_vars", {}))
+        node_args = host_vars.pop("ansible_ssh_common_args", "")
         inventory = {
             "all": {
                 "hosts": {
@@ -134,10 +150,8 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
                         "ansible_port": int(host.get("port", 22)),
                         "ansible_user": host.get("user", "root"),
                         "ansible_ssh_private_key_file": str(workdir / "id_ssh"),
-                        "ansible_ssh_common_args": (
-                            f"-o UserKnownHostsFile={workdir / 'known_hosts'} -o IdentitiesOnly=yes"
-                        ),
-                        **props.get("host_vars", {}),
+                        **host_vars,
+                        "ansible_ssh_common_args": nodessh.ansible_common_args(workdir / "known_hosts", node_args),
                     }
                 }
             }
@@ -145,26 +159,18 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
         _write_private(workdir / "inventory.json", json.dumps(inventory))
         extra = {**props.get("vars", {}), "edpm_config_files_src": str(files_dir)}
         _write_private(workdir / "vars.json", json.dumps(extra))
-        limits = {**DEFAULT_TIMEOUTS, **(props.get("timeouts") or {})}
-        env = _ansible_env(workdir, limits)
-        ansible = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent)) or "ansible-playbook"
-        status, output = _run_bounded(
-            [ansible, "-i", str(workdir / "inventory.json"), "-e", f"@{workdir / 'vars.json'}", str(playbook),
-             *(["--check"] if check else [])],
-            ANSIBLE_DIR, env, int(limits["run"]),
-        )
+        _write_private(workdir / runguard.SPEC, json.dumps(_guard_spec(props, workdir, playbook, playbook_key,
+                                                                        check, limits)))
+        # The guard keeps its own limits; this one is for a guard that hangs itself.
+        backstop = int(limits["connect"] + limits["lock"] + limits["run"]) + 3 * STOP_GRACE + 60
+        status, output = _run_bounded([sys.executable, "-m", "components.runguard", str(workdir)], ROOT,
+                                      _ansible_env(workdir, limits), backstop, grace=3 * STOP_GRACE)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    _keep_log(host["name"], props[playbook_key], check, output)
-    tail = "\n".join(output.strip().splitlines()[-25:])
-    if status is None:
-        raise PlaybookError(
-            f"ansible-playbook {props[playbook_key]} on {host['name']} did not finish within {limits['run']}s "
-            f"(its node set's nodeTemplate.timeouts.run) and was stopped in {_where(output)}. "
-            f"Check the node, then run `pulumi up` again:\n{tail}")
-    if status != 0:
-        raise PlaybookError(f"ansible-playbook {props[playbook_key]} failed on {host['name']} "
-                            f"in {_where(output)} (exit {status}):\n{tail}")
+    output, result = runguard.split_result(output)
+    error = failure(props, props[playbook_key], limits, output, result, status)
+    if error is not None:
+        raise error
     match = _RECAP.search(output)
     changed = int(match.group(3)) if match else 0
     ok = int(match.group(2)) if match else 0
@@ -174,6 +180,17 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
         "deployed_hash": config_hash(all_files),
         "in_sync": True,
     }
+
+
+def _forgotten_nodes() -> set[str]:
+    return {n.strip() for n in os.environ.get(FORGET_NODES, "").split(",") if n.strip()}
+
+
+def _must_run(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether the node must be configured again: an input of the run changed (the node's
+    known hosts count by the keys trusted for the node), or a refresh found it drifted."""
+    changed = [key for key in RUN_INPUTS if key != "known_hosts" and olds.get(key) != news.get(key)]
+    return bool(changed) or trusted_keys(olds) != trusted_keys(news) or olds.get("in_sync") is False
 
 
 class _PlaybookProvider(ResourceProvider):
@@ -189,13 +206,16 @@ class _PlaybookProvider(ResourceProvider):
             raise PlaybookError("; ".join(
                 f"{news['host']['name']}: {k} is {old_pins[k]!r} on the node and cannot become {new_pins[k]!r}. "
                 f"{news.get('pinned_reason', '')}" for k in moved))
-        changed = [key for key in RUN_INPUTS if olds.get(key) != news.get(key)]
         # A refresh found the node drifted from what was deployed: apply it again.
-        drifted = olds.get("in_sync") is False
-        return DiffResult(changes=bool(changed) or drifted, replaces=[], delete_before_replace=False)
+        recorded = [key for key in RECORD_INPUTS if olds.get(key) != news.get(key)]
+        return DiffResult(changes=_must_run(olds, news) or bool(recorded), replaces=[],
+                          delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        return UpdateResult(outs={**news, **run_playbook(news)})
+        if _must_run(olds, news):
+            return UpdateResult(outs={**news, **run_playbook(news)})
+        # Only what the runner keeps about the run changed: record it, run nothing.
+        return UpdateResult(outs={**news, **{key: olds.get(key) for key in _RESULTS}})
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         """`pulumi refresh`: Ansible in check mode on the node; any change it would make is drift."""
@@ -209,8 +229,23 @@ class _PlaybookProvider(ResourceProvider):
         return ReadResult(id_=id_, outs=state, inputs=state)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        if props.get("stop_playbook"):
+        if not props.get("stop_playbook"):
+            return
+        try:
             run_playbook(props, playbook_key="stop_playbook")
+        except UnreachableNodeError as err:
+            if props["host"]["name"] not in _forgotten_nodes():
+                raise PlaybookError(forget_on_delete(props, err)) from None
+            # asked to: the node is gone for good, and its resource goes without its stop step
+
+
+DYNAMIC_TYPE = "pulumi-python:dynamic:Resource"
+
+
+def urn_of(name: str, parent_type: str | None) -> str:
+    """The URN of the PlaybookRun `name` under a component of `parent_type` (None: top level)."""
+    types = f"{parent_type}${DYNAMIC_TYPE}" if parent_type else DYNAMIC_TYPE
+    return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{types}::{name}"
 
 
 class PlaybookRun(pulumi.dynamic.Resource):
@@ -242,8 +277,13 @@ class PlaybookRun(pulumi.dynamic.Resource):
         pinned_reason: str = "",
         stop_playbook: str | None = None,
         timeouts: Mapping[str, int] | None = None,
+        known_hosts_file: str | None = None,
+        node_set: str | None = None,
+        parent_type: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`known_hosts_file`, `node_set`: where `known_hosts` comes from, for messages;
+        `parent_type`: the type of the component it belongs to (its URN is in its delete's message)."""
         secret_outputs = pulumi.ResourceOptions(additional_secret_outputs=["ssh_private_key", "files"])
         super().__init__(
             _PlaybookProvider(),
@@ -262,6 +302,9 @@ class PlaybookRun(pulumi.dynamic.Resource):
                 "stop_playbook": stop_playbook or "",
                 # not a run input: a new limit applies from the next run on
                 "timeouts": dict(timeouts or DEFAULT_TIMEOUTS),
+                "known_hosts_file": known_hosts_file or "",
+                "node_set": node_set or "",
+                "state_urn": urn_of(name, parent_type),
                 "deployed_hash": None,
                 "last_run": None,
                 "changed": None,

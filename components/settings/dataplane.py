@@ -32,6 +32,7 @@ from .model import (
     ServiceConfigs,
 )
 from .reader import Obj
+from .sshvars import check_ssh_vars
 
 DEFAULT_SERVICES = DEFAULT_EDPM_SERVICES
 DEFAULT_CELL = "cell1"
@@ -66,6 +67,7 @@ def _run_limits(obj: Obj) -> RunLimits:
         connect=obj.integer("connect", default.connect, lo=1, hi=3600),
         task=obj.integer("task", default.task, lo=1),
         run=obj.integer("run", default.run, lo=10),
+        lock=obj.integer("lock", default.lock, lo=0),
     )
     if limits.task > limits.run:
         obj.ctx.problem(obj.at("task"), f"{limits.task}s is longer than the whole run may take (run: {limits.run}s)")
@@ -101,6 +103,7 @@ def _node_template(obj: Obj) -> NodeTemplate:
             obj.ctx.problem(obj.at("knownHostsFile"), f"{known_hosts_file} is not a text file")
     ansible_vars = obj.any_map("ansibleVars")
     check_agent_vars(obj.ctx, obj.at("ansibleVars"), ansible_vars)
+    check_ssh_vars(obj.ctx, obj.at("ansibleVars"), ansible_vars)
     template = NodeTemplate(
         ansible_user=obj.text("ansibleUser", "root", allow_empty=False),
         ansible_port=obj.integer("ansiblePort", 22, lo=1, hi=65535),
@@ -130,6 +133,7 @@ def _node(name: str, obj: Obj, set_cell: str, catalog: OptionCatalog | None) -> 
         obj.ctx.problem(obj.at("ansibleHost"), problem)
     ansible_vars = obj.any_map("ansibleVars")
     check_agent_vars(obj.ctx, obj.at("ansibleVars"), ansible_vars)
+    check_ssh_vars(obj.ctx, obj.at("ansibleVars"), ansible_vars)
     node = Node(
         name=name,
         host_name=host_name,
@@ -142,19 +146,18 @@ def _node(name: str, obj: Obj, set_cell: str, catalog: OptionCatalog | None) -> 
     return node
 
 
-def _with_host_keys(node: Node, obj: Obj, template: NodeTemplate, trusted: knownhosts.KnownHosts,
-                    required: bool) -> Node:
-    """The node with its host keys from the node set's known_hosts file."""
+def _with_host_keys(node: Node, obj: Obj, template: NodeTemplate, trusted: knownhosts.KnownHosts) -> Node:
+    """The node with its host keys from the node set's known_hosts file: Ansible accepts no other."""
     if not node.ansible_host:
         return node
     name = knownhosts.lookup_name(node.ansible_host, template.ansible_port)
     keys = trusted.keys_for([name])
-    if required and not keys and template.known_hosts_file is not None:
+    if not keys and template.known_hosts_file is not None:
         obj.ctx.problem(
             obj.path,
             f"{template.known_hosts_file} (nodeTemplate.knownHostsFile) has no host key for {name}: add the "
             f"node's key (from `ssh-keyscan -p {template.ansible_port} {node.ansible_host}`, checked against "
-            "the node itself)",
+            "the node itself; README, \"Trusting a node\")",
         )
     return replace(node, host_keys=keys)
 
@@ -186,12 +189,12 @@ def _node_set(name: str, obj: Obj, known: list[str], catalog: OptionCatalog | No
     template = _node_template(obj.obj("nodeTemplate"))
     services = _services(obj, known)
     trusted = knownhosts.KnownHosts(template.known_hosts)
-    nodes = [_with_host_keys(_node(n, o, cell, catalog), o, template, trusted, SSH_KNOWN_HOSTS in services)
-             for n, o in obj.entries("nodes")]
-    if SSH_KNOWN_HOSTS in services and template.known_hosts_file is None:
+    nodes = [_with_host_keys(_node(n, o, cell, catalog), o, template, trusted) for n, o in obj.entries("nodes")]
+    if nodes and template.known_hosts_file is None:
+        shared = f" and the {SSH_KNOWN_HOSTS} service gives every node" if SSH_KNOWN_HOSTS in services else ""
         obj.ctx.problem((*obj.at("nodeTemplate"), "knownHostsFile"),
-                        f"is required by the {SSH_KNOWN_HOSTS} service: a known_hosts file with each node's "
-                        "host key, which Ansible verifies and every node is given")
+                        f"is required: a known_hosts file with each node's host key, which Ansible checks the "
+                        f"nodes against{shared}")
     node_set = NodeSet(
         name=name,
         cell=cell,

@@ -51,6 +51,11 @@ def _hashed_match(pattern: str, name: str) -> bool:
         return False
 
 
+def patterns_match(entry: KnownHost, name: str) -> bool:
+    """True if one of the entry's patterns is `name`, plainly or hashed."""
+    return any(p == name or (p.startswith("|1|") and _hashed_match(p, name)) for p in entry.patterns)
+
+
 class KnownHosts:
     """A known_hosts file indexed by name: looking up every node of a large node set
     costs one pass over the file, not one per node."""

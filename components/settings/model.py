@@ -173,11 +173,13 @@ class ServiceConfigs:
 
 @dataclass(frozen=True)
 class RunLimits:
-    """Seconds an Ansible run on a node may take: to connect, per task, in all."""
+    """Seconds an Ansible run on a node may take: to connect, per task, in all; and how
+    long it waits for another run on the same node to end (0: not at all)."""
 
     connect: int = 30
     task: int = 600
     run: int = 1800
+    lock: int = 600
 
 
 @dataclass(frozen=True)

@@ -309,7 +309,7 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
     raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "dataplane": {
         "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
         "nodeSets": {
-            "fast": node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300}, {}),
+            "fast": node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300, "lock": 0}, {}),
             "default": node_set("n1", "192.0.2.11", {}, n1_vars or {})}}}
     for node_set_config in raw["dataplane"]["nodeSets"].values():
         for name, node in node_set_config["nodes"].items():
@@ -336,8 +336,8 @@ def test_node_runs_carry_their_node_sets_time_limits(mocks: RecordingMocks, tmp_
         runs = {n: a for n, a in mocks.of_type(PLAYBOOK_RUN).items() if n.startswith(("n0-", "n1-"))}
         assert {n for n in runs} >= {"n0-nova", "n1-nova", "n0-marker", "n1-neutron-metadata"}
         for name, inputs in runs.items():
-            want = {"connect": 5, "task": 60, "run": 300} if name.startswith("n0-") else {
-                "connect": 30, "task": 600, "run": 1800}
+            want = {"connect": 5, "task": 60, "run": 300, "lock": 0} if name.startswith("n0-") else {
+                "connect": 30, "task": 600, "run": 1800, "lock": 600}
             assert inputs["timeouts"] == want, name
 
     return _all_runs(_two_node_sets(tmp_path)).apply(check)
@@ -503,6 +503,28 @@ def test_each_node_gets_the_agents_files_and_image(mocks: RecordingMocks, tmp_pa
     return _all_runs(sets).apply(check)
 
 
+
+@pulumi.runtime.test
+def test_each_run_trusts_its_nodes_keys_and_knows_its_urn(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    """A run accepts only its node's keys from the node set's file; its delete names its URN."""
+    sets = _two_node_sets(tmp_path)
+    keys = {line.split()[0]: line.split(None, 1)[1] for line in Path(KNOWN_HOSTS).read_text().splitlines()}
+    urns = pulumi.Output.all(**{f"{node}-{service}": run.urn for ns in sets
+                                for node, node_runs in ns.runs.items() for service, run in node_runs.items()})
+
+    def check(real: dict[str, str]) -> None:
+        inputs = mocks.of_type(PLAYBOOK_RUN)
+        for name, urn in real.items():
+            node_set, address = ("fast", "192.0.2.10") if name.startswith("n0-") else ("default", "192.0.2.11")
+            # the mocks name stack and project their own way: the types and the name are what count
+            assert inputs[name]["state_urn"].split("::", 2)[2] == urn.split("::", 2)[2], name
+            assert inputs[name]["known_hosts"] == f"{address} {keys[address]}\n", name
+            assert (inputs[name]["known_hosts_file"], inputs[name]["node_set"]) == (KNOWN_HOSTS, node_set)
+        assert inputs["n1-nova"]["state_urn"] == (
+            "urn:pulumi:unit::openstack-nova::openstack-nova:dataplane:EdpmNodeSet$pulumi-python:dynamic:Resource"
+            "::n1-nova")
+
+    return urns.apply(check)
 def test_a_mounted_file_never_replaces_one_of_novas_own() -> None:
     from components.dataplane import _not_taken
 

@@ -1,21 +1,40 @@
-"""PlaybookRun's decisions, without running Ansible: when a node is configured
-again, and what may never change."""
+"""PlaybookRun's decisions (when a node is configured again, what may never
+change) and its runs with real processes: time limits, and over real SSH to a
+stand-in node, the run lock, host key checks and what a failed delete says."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from components.playbook import PlaybookError, _ansible_env, _PlaybookProvider, _run_bounded, _where
+from components import playbook, runguard
+from components.playbook import (
+    DEFAULT_TIMEOUTS,
+    FORGET_NODES,
+    PlaybookError,
+    UnreachableNodeError,
+    _ansible_env,
+    _PlaybookProvider,
+    _run_bounded,
+    run_playbook,
+)
+from components.runfailures import failure as _failure
+from components.runfailures import where as _where
+from tests.unit.sshnode import Node, free_port, keygen, needs_sshd, ssh_node
 
+KEY_1 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFqzRVBUVYMKXFBkmsIdL+HBiltEeUZqK8HEogdpCv/t"
+KEY_0 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBpI9FkhIsmqf12ccKFbhSnH4F/3Xd8/FDlIylOeF1U0"
 PROPS: dict[str, Any] = {
     "playbook": "nova.yml",
     "host": {"name": "edpm-compute-1", "address": "192.168.122.101", "port": 22, "user": "root"},
-    "host_vars": {}, "ssh_private_key": "key", "known_hosts": "", "vars": {},
+    "host_vars": {}, "ssh_private_key": "key", "known_hosts": f"192.168.122.101 {KEY_1}\n", "vars": {},
     "files": {"01-nova.conf": "[DEFAULT]\n"}, "public_files": {"25-nova-extra.conf": "[libvirt]\n"},
     "pinned": {"cell": "cell2"}, "pinned_reason": "remove the node first.", "in_sync": True,
 }
@@ -29,9 +48,35 @@ def test_nothing_changed_means_no_run() -> None:
     assert diff(PROPS, dict(PROPS)) is False
 
 
-@pytest.mark.parametrize("key", ["public_files", "files", "host_vars", "ssh_private_key", "known_hosts"])
+@pytest.mark.parametrize("key", ["public_files", "files", "host_vars", "ssh_private_key"])
 def test_a_changed_input_means_a_run(key: str) -> None:
     assert diff(PROPS, {**PROPS, key: {"other": "value"}}) is True
+
+
+def test_known_hosts_count_by_the_keys_trusted_for_the_node() -> None:
+    """Trusting another node (or the file given whole, as before) re-runs nothing here;
+    a new key for this node does."""
+    whole_file = f"# the node set's file\n192.168.122.100 {KEY_0}\n192.168.122.101,edpm-compute-1 {KEY_1}\n"
+    assert diff({**PROPS, "known_hosts": whole_file}, PROPS) is False
+    assert diff(PROPS, {**PROPS, "known_hosts": f"192.168.122.101 {KEY_1}\n192.168.122.109 {KEY_0}\n"}) is False
+    assert diff(PROPS, {**PROPS, "known_hosts": f"192.168.122.101 {KEY_0}\n"}) is True
+    assert diff(PROPS, {**PROPS, "known_hosts": f"192.168.122.101 {KEY_1}\n192.168.122.101 {KEY_0}\n"}) is True
+
+
+def test_what_the_runner_records_changes_the_state_without_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """E.g. the resource's URN, kept for its delete's message: recorded, nothing runs."""
+    olds = {**PROPS, "deployed_hash": "abc", "last_run": "nova.yml on edpm-compute-1: ok=9 changed=0",
+            "changed": 0, "in_sync": True}
+    news = {**PROPS, "state_urn": "urn:pulumi:dev::openstack-nova::t::edpm-compute-1-nova",
+            "known_hosts_file": "/etc/edpm/known_hosts", "node_set": "edpm-compute"}
+    assert diff(olds, news) is True
+
+    def no_run(*_: Any, **__: Any) -> None:
+        raise AssertionError("ran Ansible")
+
+    monkeypatch.setattr(playbook, "run_playbook", no_run)
+    outs = _PlaybookProvider().update("id", olds, news).outs
+    assert outs == {**news, "deployed_hash": "abc", "last_run": olds["last_run"], "changed": 0, "in_sync": True}
 
 
 def test_drift_found_by_refresh_means_a_run() -> None:
@@ -64,6 +109,34 @@ RUNNING HANDLER [edpm_nova : Restart nova] *************************************
 """
 
 
+def test_where_the_known_hosts_come_from_is_no_reason_to_update() -> None:
+    """The file's path may differ from one machine to the next: it follows with the next run."""
+    assert diff(PROPS, {**PROPS, "known_hosts_file": "/home/ci/known_hosts", "node_set": "edpm-compute"}) is False
+
+
+UNREACHABLE_MID_RUN = OUTPUT + """fatal: [edpm-compute-1]: UNREACHABLE! => changed=false
+  msg: 'Failed to connect to the host via ssh: ssh: connect to host 192.168.122.101 port 22: No route to host'
+  unreachable: true
+"""
+
+
+def test_a_node_lost_in_the_middle_of_a_run_is_unreachable_there() -> None:
+    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, UNREACHABLE_MID_RUN, {"outcome": "done", "exit": 4}, 0)
+    assert isinstance(error, UnreachableNodeError)
+    assert str(error).startswith(
+        "ansible-playbook nova.yml failed on edpm-compute-1 in play 'Deploy nova-compute', task 'edpm_nova : "
+        "Restart nova': edpm-compute-1 (192.168.122.101:22) is unreachable (ssh: connect to host 192.168.122.101 "
+        "port 22: No route to host). Check the node and its network, then run `pulumi up` again.\n")
+
+
+def test_a_task_that_fails_is_no_ssh_refusal() -> None:
+    output = OUTPUT + "fatal: [edpm-compute-1]: FAILED! => changed=false\n  msg: 'Permission denied (os error 13)'\n"
+    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, output, {"outcome": "done", "exit": 2}, 0)
+    assert type(error) is PlaybookError
+    assert str(error).startswith("ansible-playbook nova.yml failed on edpm-compute-1 in play 'Deploy nova-compute', "
+                                 "task 'edpm_nova : Restart nova' (exit 2):\n")
+
+
 def test_a_failure_names_the_play_and_task_it_happened_in() -> None:
     assert _where(OUTPUT) == "play 'Deploy nova-compute', task 'edpm_nova : Restart nova'"
     assert _where("PLAY [Stop nova-compute] ***\n") == "play 'Stop nova-compute'"
@@ -77,8 +150,8 @@ def test_a_run_past_its_limit_is_stopped_with_all_it_started(tmp_path: Path) -> 
     status, output = _run_bounded(["sh", "-c", f"{script} & while [ ! -s {child} ]; do sleep 0.1; done; wait"],
                                   tmp_path, dict(os.environ), limit=5)
     assert status is None and "PLAY [p]" in output
-    # gone, or dead and not yet reaped by whoever inherited it; a killed process may still be
-    # exiting for a moment on a loaded machine
+    # gone, or dead and not yet reaped by whoever inherited it; a process that has closed its
+    # output may still be exiting for a moment on a loaded machine
     pid = int(child.read_text())
     deadline = time.time() + 10
     while (state := _state(pid)) not in ("gone", "Z") and time.time() < deadline:
@@ -104,3 +177,165 @@ def test_a_run_keeps_its_ssh_connections_and_limits_to_itself(tmp_path: Path) ->
     # no connection of another run (another known_hosts, a node since hung) is reused
     assert env["ANSIBLE_SSH_CONTROL_PATH_DIR"] == str(tmp_path / "cp")
     assert all(env[k].startswith(str(tmp_path)) for k in ("ANSIBLE_HOME", "ANSIBLE_LOCAL_TEMP"))
+
+
+# --- over real SSH, to a stand-in node ---------------------------------------------------
+
+PROBE = """\
+- name: Probe the node
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Read the run lock
+      ansible.builtin.command:
+        argv: [cat, "{{ probe_lock }}"]
+      register: probe
+      changed_when: false
+    - name: Show who holds it
+      ansible.builtin.debug:
+        msg: "held by: {{ probe.stdout }}"
+"""
+
+
+@pytest.fixture()
+def node(tmp_path: Path) -> Any:
+    with ssh_node(tmp_path / "node") as served:
+        yield served
+
+
+@pytest.fixture()
+def lock_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The node's run lock: the stand-in node is this machine, so it lives here."""
+    path = tmp_path / "node-root" / "ansible-run.lock"
+    monkeypatch.setattr(runguard, "LOCK_PATH", str(path))
+    return path
+
+
+def node_props(node: Node, known_hosts: str | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "playbook": "nova.yml", "stop_playbook": "nova-stop.yml",
+        "host": {"name": "edpm-compute-1", "address": "127.0.0.1", "port": node.port, "user": "root"},
+        "host_vars": {"ansible_python_interpreter": sys.executable},
+        "ssh_private_key": node.client_key.read_text(),
+        "known_hosts": node.known_hosts() if known_hosts is None else known_hosts,
+        "known_hosts_file": "/etc/edpm/known_hosts", "node_set": "edpm-compute",
+        "state_urn": "urn:pulumi:dev::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
+                     "$pulumi-python:dynamic:Resource::edpm-compute-1-nova",
+        "files": {}, "public_files": {}, "vars": {}, "timeouts": {"connect": 5, "task": 60, "run": 120, "lock": 5},
+        **extra,
+    }
+
+
+def _free(lock: Path) -> bool:
+    with open(lock, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+
+@needs_sshd
+def test_a_run_holds_the_nodes_lock_over_ssh(node: Node, lock_path: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    ansible = tmp_path / "ansible"
+    (ansible / "playbooks").mkdir(parents=True)
+    shutil.copy(playbook.ROOT / "ansible" / "ansible.cfg", ansible / "ansible.cfg")
+    (ansible / "playbooks" / "probe.yml").write_text(PROBE)
+    monkeypatch.setattr(playbook, "ANSIBLE_DIR", ansible)
+    monkeypatch.setenv("OPENSTACK_NOVA_ANSIBLE_LOG_DIR", str(tmp_path / "logs"))
+    result = run_playbook(node_props(node, playbook="probe.yml", vars={"probe_lock": str(lock_path)}))
+    assert result["last_run"] == "probe.yml on edpm-compute-1: ok=2 changed=0"
+    log = (tmp_path / "logs" / "edpm-compute-1-probe.log").read_text()
+    # while Ansible ran, the node's lock named this run
+    assert "held by: probe.yml, run by pid " in log, log
+    assert _free(lock_path)
+
+
+@needs_sshd
+def test_a_changed_host_key_runs_nothing_and_says_what_to_do(node: Node, lock_path: Path, tmp_path: Path) -> None:
+    other = keygen(tmp_path / "other_key")
+    with pytest.raises(PlaybookError) as err:
+        run_playbook(node_props(node, known_hosts=f"[127.0.0.1]:{node.port} {other}\n"))
+    message = str(err.value)
+    assert message.startswith(
+        f"ansible-playbook nova.yml failed on edpm-compute-1 before its first play: edpm-compute-1 "
+        f"(127.0.0.1:{node.port}) showed the host key ED25519 {node.fingerprint}, which is not the one "
+        f"/etc/edpm/known_hosts (nodeTemplate.knownHostsFile of node set edpm-compute) trusts for "
+        f"[127.0.0.1]:{node.port} (REMOTE HOST IDENTIFICATION HAS CHANGED): nothing ran on it. If the node "
+        "was reinstalled or its key was replaced, check that fingerprint on the node itself"), message
+    assert (f"`.venv/bin/python -m tools.known_hosts trust /etc/edpm/known_hosts 127.0.0.1 --port {node.port} "
+            "--fingerprint <SHA256:...>`") in message
+    assert "Traceback" not in message and not isinstance(err.value, UnreachableNodeError)
+    assert not lock_path.exists()  # not even the lock was taken
+
+
+@needs_sshd
+def test_a_node_with_no_trusted_key_runs_nothing(node: Node, lock_path: Path) -> None:
+    with pytest.raises(PlaybookError) as err:
+        run_playbook(node_props(node, known_hosts=f"127.0.0.9 {node.host_key_line}\n"))
+    assert (f"/etc/edpm/known_hosts (nodeTemplate.knownHostsFile of node set edpm-compute) has no host key "
+            f"for [127.0.0.1]:{node.port}, so edpm-compute-1 (127.0.0.1:{node.port}) cannot be trusted (No "
+            f"ED25519 host key is known for [127.0.0.1]:{node.port}): add the node's key (README, \"Trusting a "
+            "node\") and run `pulumi up` again.") in str(err.value)
+    assert not lock_path.exists()
+
+
+@needs_sshd
+def test_a_refused_login_says_whose_key(node: Node, lock_path: Path, tmp_path: Path) -> None:
+    keygen(tmp_path / "stranger")
+    with pytest.raises(PlaybookError) as err:
+        run_playbook({**node_props(node), "ssh_private_key": (tmp_path / "stranger").read_text()})
+    assert (f"edpm-compute-1 (127.0.0.1:{node.port}) refused root's key (Permission denied (publickey"
+            ) in str(err.value)
+    assert "its public key must be in root's authorized_keys on the node" in str(err.value)
+
+
+@pytest.mark.skipif(not shutil.which("ssh"), reason="needs OpenSSH's ssh")
+def test_deleting_from_an_unreachable_node_says_how_to_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    port = free_port()  # nothing listens there
+    gone = Node(port, tmp_path / "key", "ssh-ed25519 AAAA", "")
+    keygen(tmp_path / "key")
+    props = node_props(gone)
+    monkeypatch.delenv(FORGET_NODES, raising=False)
+    with pytest.raises(PlaybookError) as err:
+        _PlaybookProvider().delete("edpm-compute-1:nova.yml", props)
+    assert str(err.value) == (
+        f"ansible-playbook nova-stop.yml failed on edpm-compute-1 before its first play: edpm-compute-1 "
+        f"(127.0.0.1:{port}) is unreachable (ssh: connect to host 127.0.0.1 port {port}: Connection refused). "
+        "Check the node and its network, then run `pulumi up` again.\n"
+        "The resource stays in the stack until its stop step has run on edpm-compute-1. Either bring "
+        "edpm-compute-1 back and run `pulumi up` again, or, if it is gone for good, forget it knowingly (nothing "
+        "is stopped on it; README, \"A node that is gone\"): run `OPENSTACK_NOVA_FORGET_NODES=edpm-compute-1 "
+        "pulumi up`, or drop this resource from the state and run `pulumi up` again:\n"
+        "    pulumi state delete 'urn:pulumi:dev::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
+        "$pulumi-python:dynamic:Resource::edpm-compute-1-nova'")
+    # forgotten knowingly: its delete passes; another node's would not
+    monkeypatch.setenv(FORGET_NODES, "edpm-compute-7, edpm-compute-1")
+    _PlaybookProvider().delete("edpm-compute-1:nova.yml", props)
+    monkeypatch.setenv(FORGET_NODES, "edpm-compute-7")
+    with pytest.raises(PlaybookError):
+        _PlaybookProvider().delete("edpm-compute-1:nova.yml", props)
+
+
+@pytest.mark.parametrize(("detail", "root"), [
+    ("cloud-admin cannot write /var/lib/openstack/ansible-run.lock", True),
+    ("sudo: a password is required", True),
+    ("the node has no flock (util-linux, coreutils)", False),
+])
+def test_a_lock_the_run_cannot_take_says_why(detail: str, root: bool) -> None:
+    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, "", {"outcome": "nolock", "detail": detail}, 0)
+    assert str(error).startswith(
+        "ansible-playbook nova.yml failed on edpm-compute-1 before its first play: cannot take the run lock "
+        f"/var/lib/openstack/ansible-run.lock on edpm-compute-1 (192.168.122.101:22) ({detail}).")
+    assert ("ansible_become: true" in str(error)) is root
+
+
+def test_a_busy_node_names_the_run_that_holds_it() -> None:
+    holder = ("nova.yml, run by pid 48213 on ci-runner-3, started 2026-05-04T10:12:09Z, ends by "
+              "2026-05-04T11:14:09Z at the latest")
+    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, "", {"outcome": "busy", "holder": holder}, 0)
+    assert str(error) == (
+        f"edpm-compute-1 is busy: another run on it did not end within 600s (nodeTemplate.timeouts.lock): {holder}. "
+        "It ends by itself within its own time limit: run `pulumi up` again then, or stop it now with `kill <pid>` "
+        "on the machine named (it stops Ansible and frees the node).")

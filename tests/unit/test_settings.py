@@ -361,6 +361,8 @@ CASES: list[tuple[str, Any, str]] = [
      "dataplane.nodeSets.edpm-b.nodeTemplate.timeouts.connect"),
     ("dataplane.nodeSets.edpm-b.nodeTemplate.timeouts", {"hang": 5},
      "dataplane.nodeSets.edpm-b.nodeTemplate.timeouts.hang"),
+    ("dataplane.nodeSets.edpm-b.nodeTemplate.timeouts", {"lock": -1},
+     "dataplane.nodeSets.edpm-b.nodeTemplate.timeouts.lock"),
     ("nova.cellTemplates.cell1.dbPurge", {"purgeAge": "ninety"}, "nova.cellTemplates.cell1.dbPurge.purgeAge"),
 ]
 
@@ -415,7 +417,8 @@ def test_ssh_key_file_is_expanded(tmp_path: Any, monkeypatch: pytest.MonkeyPatch
     key.write_text("KEY")
     monkeypatch.setenv("KEYDIR", str(tmp_path))
     raw = with_change(
-        "dataplane.nodeSets.edpm-b.nodeTemplate", {"ansibleSSHPrivateKeyFile": "$KEYDIR/id_ed25519"}
+        "dataplane.nodeSets.edpm-b.nodeTemplate",
+        {"ansibleSSHPrivateKeyFile": "$KEYDIR/id_ed25519", "knownHostsFile": KNOWN_HOSTS},
     )
     settings = load(raw, secret_keys=ALL_SECRET, catalog=None)
     template = {s.name: s for s in settings.dataplane.node_sets}["edpm-b"].node_template
@@ -494,23 +497,73 @@ def test_host_keys_come_from_the_node_sets_known_hosts(tmp_path: Any) -> None:
     assert nodes["compute-1"].host_keys == ("ssh-ed25519 AAAAkey1",)
 
 
-def test_a_node_without_a_host_key_is_a_problem_when_keys_are_shared(tmp_path: Any) -> None:
+@pytest.mark.parametrize("services", [None, ["ceph-client", "nova"]], ids=["keys shared", "keys not shared"])
+def test_a_node_without_a_host_key_is_a_problem(tmp_path: Any, services: list[str] | None) -> None:
+    """Ansible accepts no key it was not given: a node without one fails at preview, not at its run."""
     raw = _known_hosts_config(tmp_path, "192.168.122.100 ssh-ed25519 AAAAkey0\n")
+    if services:
+        raw["dataplane"]["nodeSets"]["edpm-a"]["services"] = services
     problems = problems_of(raw)
     assert problems == {P + "dataplane.nodeSets.edpm-a.nodes.compute-1": (
         f"{tmp_path}/known_hosts (nodeTemplate.knownHostsFile) has no host key for 192.168.122.101: add the "
-        "node's key (from `ssh-keyscan -p 22 192.168.122.101`, checked against the node itself)")}
-    raw["dataplane"]["nodeSets"]["edpm-a"]["services"] = ["ceph-client", "nova"]  # not shared: Ansible alone finds out
+        "node's key (from `ssh-keyscan -p 22 192.168.122.101`, checked against the node itself; README, "
+        "\"Trusting a node\")")}
+
+
+@pytest.mark.parametrize("services", [None, ["ceph-client", "nova"]], ids=["keys shared", "keys not shared"])
+def test_a_node_set_with_nodes_needs_a_known_hosts_file(services: list[str] | None) -> None:
+    raw = good_config()
+    del raw["dataplane"]["nodeSets"]["edpm-a"]["nodeTemplate"]["knownHostsFile"]
+    if services:
+        raw["dataplane"]["nodeSets"]["edpm-a"]["services"] = services
+    problems = problems_of(raw)
+    assert list(problems) == [P + "dataplane.nodeSets.edpm-a.nodeTemplate.knownHostsFile"]
+    shared = " and the ssh-known-hosts service gives every node" if services is None else ""
+    assert problems[P + "dataplane.nodeSets.edpm-a.nodeTemplate.knownHostsFile"] == (
+        "is required: a known_hosts file with each node's host key, which Ansible checks the nodes against"
+        + shared)
+
+
+def test_a_node_set_without_nodes_needs_no_known_hosts_file() -> None:
+    raw = good_config()
+    node_set = raw["dataplane"]["nodeSets"]["edpm-a"]
+    del node_set["nodeTemplate"]["knownHostsFile"]
+    node_set["nodes"] = {}
     load(raw, secret_keys=ALL_SECRET, catalog=None)
 
 
-def test_sharing_host_keys_needs_a_known_hosts_file() -> None:
-    raw = good_config()
-    del raw["dataplane"]["nodeSets"]["edpm-a"]["nodeTemplate"]["knownHostsFile"]
-    problems = problems_of(raw)
-    assert list(problems) == [P + "dataplane.nodeSets.edpm-a.nodeTemplate.knownHostsFile"]
-    assert problems[P + "dataplane.nodeSets.edpm-a.nodeTemplate.knownHostsFile"].startswith(
-        "is required by the ssh-known-hosts service")
+SSH_VAR_CASES = [
+    ("ansible_host_key_checking", False, "host keys are always checked; add the node's key to "
+     "nodeTemplate.knownHostsFile instead (README, \"Trusting a node\")"),
+    ("ansible_ssh_host_key_checking", "no", "host keys are always checked; add the node's key to "
+     "nodeTemplate.knownHostsFile instead (README, \"Trusting a node\")"),
+    ("ansible_ssh_common_args", "-o ProxyJump=bastion -o StrictHostKeyChecking=no",
+     "StrictHostKeyChecking would change which host key SSH accepts; add the node's key to "
+     "nodeTemplate.knownHostsFile instead (README, \"Trusting a node\")"),
+    ("ansible_ssh_extra_args", "-o userknownhostsfile=/dev/null", "userknownhostsfile would change which host key "
+     "SSH accepts; add the node's key to nodeTemplate.knownHostsFile instead (README, \"Trusting a node\")"),
+    ("ansible_ssh_args", "-F /home/me/.ssh/config", "-F would change which host key SSH accepts; add the node's "
+     "key to nodeTemplate.knownHostsFile instead (README, \"Trusting a node\")"),
+    ("ansible_connection", "paramiko", "'paramiko': nodes are reached over OpenSSH, with their host keys checked; "
+     "remove this variable"),
+    ("ansible_port", 2222, "the node's host key is looked up under its ansibleHost and the node set's "
+     "ansiblePort; set nodeTemplate.ansiblePort instead"),
+    ("ansible_host", "10.1.1.1", "the node's host key is looked up under its ansibleHost and the node set's "
+     "ansiblePort; set the node's ansibleHost instead"),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "message"), SSH_VAR_CASES, ids=[c[0] for c in SSH_VAR_CASES])
+def test_ansible_vars_cannot_weaken_host_key_checking(name: str, value: Any, message: str) -> None:
+    for where in ("nodeTemplate.ansibleVars", "nodes.compute-1.ansibleVars"):
+        raw = with_change(f"dataplane.nodeSets.edpm-a.{where}", {name: value})
+        assert problems_of(raw) == {P + f"dataplane.nodeSets.edpm-a.{where}.{name}": message}
+
+
+def test_ansible_vars_may_add_other_ssh_options() -> None:
+    raw = with_change("dataplane.nodeSets.edpm-a.nodeTemplate.ansibleVars",
+                      {"ansible_ssh_common_args": "-o ProxyJump=bastion", "ansible_connection": "ssh"})
+    load(raw, secret_keys=ALL_SECRET, catalog=None)
 
 
 def test_an_unreadable_known_hosts_file_is_a_problem(tmp_path: Any) -> None:
