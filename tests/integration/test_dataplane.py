@@ -102,6 +102,22 @@ def test_the_metadata_agent_is_laid_out_as_upstream(dev_stack: str) -> None:
             assert node(name, f"bash -n {path}").returncode == 0, (name, script)
 
 
+HEALTHCHECK_DIR = "/var/lib/openstack/healthchecks/ovn_metadata_agent"
+
+
+def test_the_metadata_agents_health_check_is_in_place_and_runs_on_the_node(dev_stack: str) -> None:
+    """The script podman would run in the container; on a test node, where no agent runs, it says so."""
+    script = (ROOT / "ansible" / "roles" / "edpm_neutron_metadata" / "files"
+              / "ovn_metadata_agent_healthcheck.py").read_text()
+    for name in NODES:
+        assert stat(name, f"{HEALTHCHECK_DIR} {HEALTHCHECK_DIR}/healthcheck") == {
+            "ovn_metadata_agent": "700 root", "healthcheck": "700 root"}, name
+        assert node(name, f"cat {HEALTHCHECK_DIR}/healthcheck").stdout == script, name
+        check = node(name, f"{HEALTHCHECK_DIR}/healthcheck --config-dir {AGENT_DIR}")
+        assert (check.returncode, check.stdout) == (
+            1, "unhealthy: neutron-ovn-metadata-agent is not running\n"), name
+
+
 def test_the_metadata_agent_would_reach_nova_and_ovn(dev_stack: str) -> None:
     """The agent's options as it loads them: its config directory's *.conf in name order, later wins."""
     for name in NODES:
