@@ -60,14 +60,27 @@ def test_node_files_have_their_modes_and_owners(dev_stack: str) -> None:
 
 
 def test_libvirt_config_is_laid_out_for_its_daemons(dev_stack: str) -> None:
-    rendered = libvirt_config_files()
+    rendered = libvirt_config_files(tls=False)  # the dev stack keeps libvirt's TLS off
     for name in NODES:
-        owners = node(name, "stat -c '%n %a %U:%G' /etc/libvirt/*.conf /etc/sasl2/libvirt.conf").stdout.splitlines()
+        owners = node(name, "stat -c '%n %a %U:%G' /etc/libvirt/*.conf /etc/sasl2/libvirt.conf "
+                            "/var/lib/edpm-config/firewall/libvirt.yaml").stdout.splitlines()
         assert sorted(owners) == sorted(
             [f"/etc/libvirt/{d}.conf 640 root:libvirt" for d in (*LIBVIRT_DAEMONS, "qemu")]
-            + ["/etc/sasl2/libvirt.conf 640 root:libvirt"])
+            + ["/etc/libvirt/auth.conf 600 libvirt:libvirt", "/etc/sasl2/libvirt.conf 640 root:libvirt",
+               "/var/lib/edpm-config/firewall/libvirt.yaml 640 root:root"])
         assert node(name, "cat /etc/libvirt/virtqemud.conf").stdout == rendered["virtqemud.conf"]
         assert node(name, "cat /etc/sasl2/libvirt.conf").stdout == rendered["sasl2-libvirt.conf"]
+        # the rules for VNC and migration, where edpm_nftables reads them; no TLS rule
+        rules = yaml.safe_load(node(name, "cat /var/lib/edpm-config/firewall/libvirt.yaml").stdout)
+        assert [(r["rule_name"], r["rule"]["dport"]) for r in rules] == [
+            ("005 Allow vnc access on all networks.", ["5900-6923"]),
+            ("006 Allow libvirt live migration traffic", ["61152-61215"])], name
+        # without TLS: no credentials, no SASL database, no certificates
+        assert "password" not in node(name, "cat /etc/libvirt/auth.conf").stdout, name
+        assert node(name, "ls /etc/libvirt/passwd.db /etc/pki/libvirt /etc/pki/qemu").returncode != 0, name
+    # each node's rules are its own (the directory is private to the node)
+    assert node(NODES[0], "stat -c %i /var/lib/edpm-config").stdout != node(NODES[1], "stat -c %i "
+                                                                                  "/var/lib/edpm-config").stdout
 
 
 AGENT_DIR = "/var/lib/openstack/neutron-ovn-metadata-agent"
