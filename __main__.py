@@ -5,6 +5,7 @@ import pulumi
 from components import k8s as kube
 from components.controlplane import NovaControlPlane
 from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NeutronMetadataAgent, NovaMigrationSSHKey
+from components.libvirt import LibvirtSecrets
 from components.mountedfiles import EdpmMountedObjects
 from components.render import known_hosts_block
 from components.settings import SettingsError
@@ -35,12 +36,15 @@ files = ControlPlaneFiles(
     migration_public_key=migration_key.public_key,
 )
 known_hosts = known_hosts_block(settings.dataplane.node_sets)
+# libvirt's SASL password (libvirt-secret) and, for node sets with TLS, its CA and node certificates.
+libvirt = LibvirtSecrets("libvirt", settings,
+                         opts=pulumi.ResourceOptions(providers=[provider], depends_on=[control_plane.namespace]))
 agent = NeutronMetadataAgent(image=settings.images.neutron_metadata_agent, ovn=settings.dataplane.ovn)
 # The Secrets and ConfigMaps extraMounts give the nodes (e.g. Ceph's), read from the namespace.
 mounted = (EdpmMountedObjects("edpm-mounted", settings, opts=on_cluster)
            if any(s.mounted_files for s in settings.dataplane.node_sets) else None)
 node_sets = [EdpmNodeSet(s.name, s, files, settings.dataplane.custom_services, known_hosts, agent,
-                         mounted=mounted.for_node_set(s) if mounted else None)
+                         libvirt=libvirt.files, mounted=mounted.for_node_set(s) if mounted else None)
              for s in settings.dataplane.node_sets]
 
 # Once a cell's computes are deployed, its host discovery runs (again for each new compute).

@@ -17,15 +17,22 @@ import pulumi_kubernetes as k8s
 
 from components import k8s as kube
 from components.generated import GeneratedSSHKey
+from components.libvirt import LibvirtFiles
 from components.mountedfiles import NodeSetFiles, no_files
 from components.playbook import PlaybookRun
 from components.render import (
     HOST_SPECIFIC_CONF,
     SSH_KNOWN_HOSTS_BLOCK,
+    TLS_CA,
+    TLS_CERT,
+    CephSecretError,
     agent_layout,
+    ceph_secret_files,
+    ceph_secrets,
     config_hash,
     host_specific_conf,
     libvirt_config_files,
+    libvirt_secret_files,
     names,
     neutron_metadata_agent_files,
     neutron_metadata_extra_files,
@@ -125,15 +132,19 @@ class EdpmNodeSet(pulumi.ComponentResource):
         custom_services: Mapping[str, CustomService],
         known_hosts_block: str,
         neutron_metadata: NeutronMetadataAgent,
+        *,
+        libvirt: LibvirtFiles,
         mounted: NodeSetFiles | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`known_hosts_block`: the host keys of every node of the stack, for ssh-known-hosts;
+        `libvirt`: what the libvirt service gets from the stack (see LibvirtSecrets);
         `mounted`: the files its extraMounts give its services (see EdpmMountedObjects)."""
         super().__init__(self.TYPE, name, {}, opts)
         self._node_set, self._control_plane, self._custom = node_set, control_plane, custom_services
         self._known_hosts_block = known_hosts_block
         self._agent = neutron_metadata
+        self._libvirt_files = libvirt
         self._mounted = mounted or no_files()
         template = node_set.node_template
         key = (template.ssh_private_key.reveal() if template.ssh_private_key is not None
@@ -212,7 +223,7 @@ class EdpmNodeSet(pulumi.ComponentResource):
         if service == NEUTRON_METADATA:
             return self._neutron_metadata(node, after)
         if service == LIBVIRT:
-            return self._run(node, service, "libvirt.yml", after, public_files=libvirt_config_files())
+            return self._libvirt(node, after)
         if service == SSH_KNOWN_HOSTS:
             return self._run(node, service, "ssh-known-hosts.yml", after,
                              public_files={SSH_KNOWN_HOSTS_BLOCK: self._known_hosts_block})
@@ -236,7 +247,8 @@ class EdpmNodeSet(pulumi.ComponentResource):
         ).apply(lambda v: {**v[0], "ssh-privatekey": v[1], "ssh-publickey": v[2], **secret_extra}))
         # Shown in preview line by line: the node's own files, and those of ConfigMaps.
         own_public = {
-            HOST_SPECIFIC_CONF: host_specific_conf(node.ansible_host, node.host_name),
+            HOST_SPECIFIC_CONF: host_specific_conf(node.ansible_host, node.host_name,
+                                                   tls=self._node_set.tls_enabled),
             **nova_extra_files(self._node_set, node),
         }
         taken = own_files.apply(lambda f: set(f) | set(own_public))
@@ -258,6 +270,46 @@ class EdpmNodeSet(pulumi.ComponentResource):
                 pulumi.Output.all(ceph_secret, ceph_public).apply(lambda v: config_hash({**v[0], **v[1]})))
         return self._run(node, NOVA, "nova.yml", after, files=files, public_files=public,
                          stop_playbook="nova-stop.yml", variables=variables)
+
+    def _ceph_secrets(self) -> pulumi.Output[tuple[dict[str, str], dict[str, str]]]:
+        """(public, secret) files of the libvirt secrets of the node set's Ceph client files."""
+        if CEPH_CLIENT not in self._node_set.services:
+            return pulumi.Output.from_input(({}, {}))
+        where = f"openstack-nova:extraMounts: the Ceph client files of node set {self._node_set.name}"
+
+        def files(mounted: list[dict[str, str]]) -> tuple[dict[str, str], dict[str, str]]:
+            try:
+                return ceph_secret_files(ceph_secrets({**mounted[0], **mounted[1]}))
+            except CephSecretError as err:
+                raise pulumi.RunError(f"{where}: {err}") from None
+
+        return pulumi.Output.all(*self._mounted.of(CEPH_CLIENT)).apply(files)
+
+    def _libvirt(self, node: Node, after: PlaybookRun) -> PlaybookRun:
+        tls = self._node_set.tls_enabled
+        stack = self._libvirt_files
+        if tls and node.name not in stack.tls:
+            raise pulumi.RunError(f"{node.name}: its node set has TLS, but the stack issued it no libvirt certificate")
+        certs: pulumi.Output[dict[str, str]] = stack.tls[node.name] if tls else pulumi.Output.from_input({})
+        ceph = self._ceph_secrets()
+
+        def secret_files(values: list[Any]) -> dict[str, str]:
+            password, node_certs, (_, ceph_values) = values
+            keys = {k: v for k, v in node_certs.items() if k not in _PUBLIC_TLS}
+            return {**libvirt_secret_files(password, tls=tls), **keys, **ceph_values}
+
+        # Shown in preview: the config, the certificates (not their keys) and the Ceph secrets'
+        # definitions (a cluster's fsid, also nova's rbd_secret_uuid); never a key.
+        def public_files(values: list[Any]) -> dict[str, str]:
+            node_certs, (ceph_definitions, _) = values
+            shown = {k: v for k, v in node_certs.items() if k in _PUBLIC_TLS}
+            return {**libvirt_config_files(tls=tls), **shown, **ceph_definitions}
+
+        files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
+            pulumi.Output.all(stack.password, certs, ceph).apply(secret_files))
+        public = pulumi.Output.unsecret(pulumi.Output.all(certs, ceph).apply(public_files))
+        return self._run(node, LIBVIRT, "libvirt.yml", after, files=files, public_files=public,
+                         variables={"edpm_libvirt_tls_certs_enabled": tls})
 
     def _neutron_metadata(self, node: Node, after: PlaybookRun) -> PlaybookRun:
         configs = self._control_plane.metadata_configs
@@ -284,6 +336,9 @@ class EdpmNodeSet(pulumi.ComponentResource):
                          variables=self._secret_file_vars(node, "edpm_neutron_metadata_secret_files",
                                                           list(secret_extra)),
                          default_host_vars={AGENT_IMAGE_VAR: agent.image})
+
+
+_PUBLIC_TLS = (TLS_CERT, TLS_CA)  # a node's certificate and its CA's: no secret
 
 
 def _not_taken(mounted: Mapping[str, str], taken: set[str]) -> dict[str, str]:

@@ -30,7 +30,7 @@ DNS_NAMESPACE=${EDPM_DNS_NAMESPACE:-openstack}
 # Directories that belong to each node alone (bound over the host's).
 PRIVATE_DIRS=(/var/lib/openstack /var/lib/kolla /etc/nova /var/lib/nova /etc/containers
   /etc/kolla /etc/neutron /var/lib/neutron /home/nova /run/node-private /var/log/nova /etc/ssh
-  /etc/libvirt /etc/sasl2 /var/log/libvirt /etc/sudoers.d /home/cloud-admin)
+  /etc/libvirt /etc/sasl2 /var/log/libvirt /etc/sudoers.d /home/cloud-admin /var/lib/edpm-config)
 # Directories a node sees as the host's plus its own changes (an overlay): what
 # the roles change there stays on the node, e.g. nova added to the libvirt
 # group (usermod renames /etc/group), /etc/ceph laid out by kolla, the

@@ -8,10 +8,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 require_root
 # The passphrase of the example stacks in stacks/ (local environments only).
 LOCAL_PASSPHRASE=openstack-nova-local
-# Test nodes run their own sshd; their cloud-admin user escalates with sudo.
+# Test nodes run their own sshd; their cloud-admin user escalates with sudo;
+# the libvirt role keeps libvirt's SASL database with the SASL tools.
 missing=()
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 [ -x /usr/bin/sudo ] || missing+=(sudo)
+[ -x /usr/sbin/saslpasswd2 ] && [ -x /usr/sbin/sasldblistusers2 ] || missing+=(sasl2-bin)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "start: installing ${missing[*]} (for the test nodes)"
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null 2>&1 \

@@ -8,7 +8,18 @@ from .edpm import SSH_KNOWN_HOSTS_BLOCK, known_hosts_block, neutron_metadata_ext
 from .hashing import config_hash
 from .keystone import compute_endpoints, keystone_registration_files
 from .kolla import compute_config_json, metadata_agent_config_json, service_config_json
-from .libvirt import LIBVIRT_DAEMONS, libvirt_config_files
+from .libvirt import (
+    LIBVIRT_DAEMONS,
+    TLS_CA,
+    TLS_CERT,
+    TLS_KEY,
+    CephSecret,
+    CephSecretError,
+    ceph_secret_files,
+    ceph_secrets,
+    libvirt_config_files,
+    libvirt_secret_files,
+)
 from .metadata import METADATA_CONF, metadata_host, metadata_neutron_config
 from .names import metadata_neutron_secret_name
 from .neutron_metadata import AgentLayout, agent_layout, neutron_metadata_agent_files
@@ -37,11 +48,18 @@ __all__ = [
     "OVERRIDE_CONF",
     "RUNTIMES",
     "SSH_KNOWN_HOSTS_BLOCK",
+    "TLS_CA",
+    "TLS_CERT",
+    "TLS_KEY",
     "AgentLayout",
+    "CephSecret",
+    "CephSecretError",
     "Credentials",
     "NovaService",
     "Runtime",
     "agent_layout",
+    "ceph_secret_files",
+    "ceph_secrets",
     "compute_config_files",
     "compute_config_json",
     "compute_endpoints",
@@ -51,6 +69,7 @@ __all__ = [
     "keystone_registration_files",
     "known_hosts_block",
     "libvirt_config_files",
+    "libvirt_secret_files",
     "metadata_agent_config_json",
     "metadata_host",
     "metadata_neutron_config",

@@ -16,6 +16,16 @@ METADATA_PORT = 8775
 NOVNCPROXY_PORT = 6080
 MEMCACHED_PORT = 11211
 MIGRATION_SSH_KEY_SECRET = "nova-migration-ssh-key"  # keys ssh-privatekey, ssh-publickey
+LIBVIRT_SECRET = "libvirt-secret"  # key LIBVIRT_PASSWORD_KEY: the SASL password of libvirt's migration user
+LIBVIRT_PASSWORD_KEY = "LibvirtPassword"
+# libvirt's CA (upstream: the issuer osp-rootca-issuer-libvirt and its root CA) and its node
+# certificates, each a Secret with tls.crt, tls.key and ca.crt as cert-manager writes them
+LIBVIRT_ROOT_CA = "rootca-libvirt"
+
+
+def libvirt_node_cert(host_name: str) -> str:
+    """A node's libvirt certificate, named as upstream's: cert-<service>-<certKey>-<hostName>."""
+    return f"cert-libvirt-default-{host_name}"
 
 API = "nova-api"
 SCHEDULER = "nova-scheduler"

@@ -229,6 +229,8 @@ def compute_config_files(settings: Settings, cell: Cell, creds: Credentials) -> 
     return files
 
 
-def host_specific_conf(my_ip: str, host: str) -> str:
-    """02-nova-host-specific.conf: the node's address (for $my_ip) and its nova host name."""
-    return render("nova-host-specific.conf.j2", my_ip=my_ip, host=host)
+def host_specific_conf(my_ip: str, host: str, *, tls: bool) -> str:
+    """02-nova-host-specific.conf: the node's address (for $my_ip), its nova host name and,
+    as upstream's role, how it migrates: over libvirt's TLS listener with native TLS when
+    its node set has TLS, else as 01-nova.conf says (qemu+ssh)."""
+    return render("nova-host-specific.conf.j2", my_ip=my_ip, host=host, tls=tls)

@@ -18,10 +18,13 @@ from .model import (
     BUILTIN_EDPM_SERVICES,
     CELL0,
     DEFAULT_EDPM_SERVICES,
+    LIBVIRT,
     NEUTRON_METADATA,
+    NOVA,
     SSH_KNOWN_HOSTS,
     CustomService,
     Dataplane,
+    Libvirt,
     MigrationSSHKey,
     Node,
     NodeSet,
@@ -190,6 +193,11 @@ def _node_set(name: str, obj: Obj, known: list[str], catalog: OptionCatalog | No
     services = _services(obj, known)
     trusted = knownhosts.KnownHosts(template.known_hosts)
     nodes = [_with_host_keys(_node(n, o, cell, catalog), o, template, trusted) for n, o in obj.entries("nodes")]
+    tls_enabled = obj.flag("tlsEnabled", False)
+    if tls_enabled and NOVA in services and LIBVIRT not in services:
+        obj.ctx.problem(obj.at("tlsEnabled"),
+                        f"nova then migrates over libvirt's TLS listener, which the {LIBVIRT} service sets up: "
+                        f"add {LIBVIRT} to services (before {NOVA}, as in upstream's default order)")
     if nodes and template.known_hosts_file is None:
         shared = f" and the {SSH_KNOWN_HOSTS} service gives every node" if SSH_KNOWN_HOSTS in services else ""
         obj.ctx.problem((*obj.at("nodeTemplate"), "knownHostsFile"),
@@ -203,6 +211,7 @@ def _node_set(name: str, obj: Obj, known: list[str], catalog: OptionCatalog | No
         services=services,
         custom_service_config=_service_configs(obj.obj("customServiceConfig"), catalog),
         services_listed=obj.has("services"),
+        tls_enabled=tls_enabled,
     )
     obj.close()
     return node_set
@@ -246,6 +255,18 @@ def _migration_key(obj: Obj) -> MigrationSSHKey | None:
     return MigrationSSHKey(private_key=private, public_key=public)
 
 
+def _libvirt(obj: Obj) -> Libvirt:
+    password = obj.secret("password")
+    obj.close()
+    if password is not None:
+        value = password.reveal()
+        # written as one line of /etc/libvirt/auth.conf and read by saslpasswd2 up to the line's end
+        if not value or value != value.strip() or any(c in value for c in "\r\n"):
+            obj.ctx.problem(obj.at("password"), "must be one line, not empty, without leading or trailing spaces "
+                                                "(it goes into /etc/libvirt/auth.conf and libvirt's SASL database)")
+    return Libvirt(password=password)
+
+
 def _ovn(obj: Obj, node_sets: list[NodeSet]) -> Ovn | None:
     """The OVN southbound database; required by the neutron metadata agents."""
     users = sorted(s.name for s in node_sets if NEUTRON_METADATA in s.services and s.nodes)
@@ -275,6 +296,7 @@ def parse_dataplane(obj: Obj, catalog: OptionCatalog | None) -> Dataplane:
         custom_services=MappingProxyType(custom),
         migration_ssh_key=_migration_key(obj.obj("migrationSSHKey")),
         ovn=_ovn(obj.obj("ovn"), node_sets),
+        libvirt=_libvirt(obj.obj("libvirt")),
     )
     obj.close()
     return dataplane

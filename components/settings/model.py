@@ -232,6 +232,9 @@ class NodeSet:
     custom_service_config: ServiceConfigs
     services_listed: bool = True  # False: `services` is the default list
     mounted_files: tuple[MountedFiles, ...] = ()  # what extraMounts give its services
+    # libvirt's TLS (upstream's tlsEnabled): certificates of the stack's libvirt CA, the
+    # TLS listener with SASL, nova migrating over qemu+tls
+    tls_enabled: bool = False
 
     def mounted_for(self, service: str) -> tuple[MountedFiles, ...]:
         return tuple(m for m in self.mounted_files if m.service == service)
@@ -257,6 +260,15 @@ class MigrationSSHKey:
 
 
 @dataclass(frozen=True)
+class Libvirt:
+    """What every compute's libvirt shares."""
+
+    # The SASL password of the migration user (upstream: Secret libvirt-secret,
+    # key LibvirtPassword); None: the components generate one.
+    password: SecretStr | None = None
+
+
+@dataclass(frozen=True)
 class Ovn:
     """The OVN databases the data plane's agents use; OVN itself is a neighbour's."""
 
@@ -269,10 +281,16 @@ class Dataplane:
     custom_services: Mapping[str, CustomService]
     migration_ssh_key: MigrationSSHKey | None  # None: the components generate one
     ovn: Ovn | None = None  # required when a node set runs neutron-metadata
+    libvirt: Libvirt = Libvirt()
 
     @property
     def nodes(self) -> tuple[Node, ...]:
         return tuple(n for s in self.node_sets for n in s.nodes)
+
+    @property
+    def tls_nodes(self) -> tuple[tuple[NodeSet, Node], ...]:
+        """The nodes whose libvirt uses TLS, with their node set."""
+        return tuple((s, n) for s in self.node_sets if s.tls_enabled and LIBVIRT in s.services for n in s.nodes)
 
 
 @dataclass(frozen=True)

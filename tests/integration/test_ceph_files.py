@@ -21,7 +21,8 @@ from tests.integration.test_dataplane import nova_conf, stat
 
 NODES = ("edpm-compute-0", "edpm-compute-1")
 NAMESPACE = "openstack"
-CEPH_CONF = "[global]\nfsid = 6a1b2c3d-0000-4000-8000-000000000001\nmon_host = 192.0.2.1\n"
+FSID = "6a1b2c3d-0000-4000-8000-000000000001"
+CEPH_CONF = f"[global]\nfsid = {FSID}\nmon_host = 192.0.2.1\n"
 NOVA_SNIPPET = "[libvirt]\nimages_rbd_pool = vms\nrbd_user = openstack\n"
 MOUNTS = [{
     "name": "ceph",
@@ -85,7 +86,8 @@ def test_ceph_files_reach_every_compute_secret_all_the_way(ceph_stack: tuple[Sta
     assert key not in preview.stdout + preview.stderr
     result = up(stack.name, cwd=stack.project)
     ran = sorted((op, n) for op, typ, n in result["steps"] if typ == RUN and op != "same")
-    assert ran == [("create", f"{n}-ceph-client") for n in NODES] + [("update", f"{n}-nova") for n in NODES], result
+    assert ran == sorted([("create", f"{n}-ceph-client") for n in NODES] + [("update", f"{n}-libvirt") for n in NODES]
+                         + [("update", f"{n}-nova") for n in NODES]), result
     for name in NODES:
         laid_out = stat(name, "/var/lib/openstack/config/ceph/*")
         assert laid_out == {"ceph.client.openstack.keyring": "600 root", "ceph.conf": "644 root"}, name
@@ -105,10 +107,12 @@ def test_a_new_keyring_reruns_only_the_runs_that_use_it(ceph_stack: tuple[Stack,
     new_key, ring = keyring()
     apply("Secret", "ceph-conf-files", {"ceph.conf": CEPH_CONF, "ceph.client.openstack.keyring": ring})
     assert changed_runs(stack.preview_steps()) == sorted(
-        [("update", f"{n}-ceph-client") for n in NODES] + [("update", f"{n}-nova") for n in NODES])
+        [("update", f"{n}-ceph-client") for n in NODES] + [("update", f"{n}-libvirt") for n in NODES]
+        + [("update", f"{n}-nova") for n in NODES])
     up(stack.name, cwd=stack.project)
     for name in NODES:
         assert new_key in node(name, "cat /etc/ceph/ceph.client.openstack.keyring").stdout, name
+        assert node(name, f"cat /etc/libvirt/secrets/{FSID}.base64").stdout == new_key, name
         # nova-compute started again, with the new files
         after = eventually(lambda: compute_process(name), lambda p: p is not None and p != before[name])  # noqa: B023
         assert after is not None and after != before[name], name
@@ -117,3 +121,27 @@ def test_a_new_keyring_reruns_only_the_runs_that_use_it(ceph_stack: tuple[Stack,
     assert changed_runs(stack.preview_steps()) == [("update", f"{n}-nova") for n in NODES]
     up(stack.name, cwd=stack.project)
     assert nova_conf(NODES[1], "libvirt.images_rbd_pool") == "'vms2'"
+
+
+def test_libvirt_keeps_the_clusters_key_as_a_secret_of_its_fsid(ceph_stack: tuple[Stack, str]) -> None:
+    """What `virsh secret-define` and `secret-set-value` would leave in libvirt's secret store,
+    where virtsecretd loads it from (the test nodes run no libvirt daemon)."""
+    stack, key = ceph_stack
+    preview = stack.cli("preview", "--diff")
+    assert f"<uuid>{FSID}</uuid>" in preview.stdout  # the definition is shown, the key never
+    assert key not in preview.stdout + preview.stderr
+    up(stack.name, cwd=stack.project)
+    for name in NODES:
+        assert stat(name, "/etc/libvirt/secrets /etc/libvirt/secrets/*") == {
+            "secrets": "700 root", f"{FSID}.xml": "600 root", f"{FSID}.base64": "600 root"}, name
+        definition = node(name, f"cat /etc/libvirt/secrets/{FSID}.xml").stdout
+        assert f"<uuid>{FSID}</uuid>" in definition and "<usage type='ceph'>" in definition, name
+        assert "<name>ceph.client.openstack secret</name>" in definition, name
+        assert node(name, f"cat /etc/libvirt/secrets/{FSID}.base64").stdout == key, name
+    assert key not in pulumi("stack", "export", "-s", stack.name, cwd=stack.project).stdout
+    # a drift check finds a value changed behind the stack's back, on that node only, and up puts it back
+    node(NODES[0], f"echo -n AAAA > /etc/libvirt/secrets/{FSID}.base64")
+    stack.cli("refresh", "--yes", "--skip-preview")
+    repaired = sorted(n for op, _, n in up(stack.name, cwd=stack.project)["steps"] if op == "update")
+    assert repaired == [f"{NODES[0]}-libvirt"]
+    assert node(NODES[0], f"cat /etc/libvirt/secrets/{FSID}.base64").stdout == key

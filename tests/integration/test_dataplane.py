@@ -60,14 +60,28 @@ def test_node_files_have_their_modes_and_owners(dev_stack: str) -> None:
 
 
 def test_libvirt_config_is_laid_out_for_its_daemons(dev_stack: str) -> None:
-    rendered = libvirt_config_files()
+    rendered = libvirt_config_files(tls=False)  # the dev stack keeps libvirt's TLS off
     for name in NODES:
-        owners = node(name, "stat -c '%n %a %U:%G' /etc/libvirt/*.conf /etc/sasl2/libvirt.conf").stdout.splitlines()
+        owners = node(name, "stat -c '%n %a %U:%G' /etc/libvirt/*.conf /etc/sasl2/libvirt.conf "
+                            "/var/lib/edpm-config/firewall/libvirt.yaml").stdout.splitlines()
         assert sorted(owners) == sorted(
             [f"/etc/libvirt/{d}.conf 640 root:libvirt" for d in (*LIBVIRT_DAEMONS, "qemu")]
-            + ["/etc/sasl2/libvirt.conf 640 root:libvirt"])
+            + ["/etc/libvirt/auth.conf 600 libvirt:libvirt", "/etc/sasl2/libvirt.conf 640 root:libvirt",
+               "/var/lib/edpm-config/firewall/libvirt.yaml 640 root:root"])
         assert node(name, "cat /etc/libvirt/virtqemud.conf").stdout == rendered["virtqemud.conf"]
         assert node(name, "cat /etc/sasl2/libvirt.conf").stdout == rendered["sasl2-libvirt.conf"]
+        # the rules for VNC and migration, where edpm_nftables reads them; no TLS rule
+        rules = yaml.safe_load(node(name, "cat /var/lib/edpm-config/firewall/libvirt.yaml").stdout)
+        assert [(r["rule_name"], r["rule"]["dport"]) for r in rules] == [
+            ("005 Allow vnc access on all networks.", ["5900-6923"]),
+            ("006 Allow libvirt live migration traffic", ["61152-61215"])], name
+        # without TLS: no credentials, no SASL database, no certificates
+        assert "password" not in node(name, "cat /etc/libvirt/auth.conf").stdout, name
+        assert node(name, "ls /etc/libvirt/passwd.db /etc/pki/libvirt/private/serverkey.pem "
+                          "/etc/pki/qemu/server-key.pem").stdout == "", name
+    # each node's rules are its own (the directory is private to the node)
+    assert node(NODES[0], "stat -c %i /var/lib/edpm-config").stdout != node(NODES[1], "stat -c %i "
+                                                                                  "/var/lib/edpm-config").stdout
 
 
 AGENT_DIR = "/var/lib/openstack/neutron-ovn-metadata-agent"
@@ -100,6 +114,22 @@ def test_the_metadata_agent_is_laid_out_as_upstream(dev_stack: str) -> None:
                              ("haproxy-kill", "/var/lib/neutron/kill_scripts/haproxy-kill")):
             assert node(name, f"cat {path}").stdout == rendered[script], (name, script)
             assert node(name, f"bash -n {path}").returncode == 0, (name, script)
+
+
+HEALTHCHECK_DIR = "/var/lib/openstack/healthchecks/ovn_metadata_agent"
+
+
+def test_the_metadata_agents_health_check_is_in_place_and_runs_on_the_node(dev_stack: str) -> None:
+    """The script podman would run in the container; on a test node, where no agent runs, it says so."""
+    script = (ROOT / "ansible" / "roles" / "edpm_neutron_metadata" / "files"
+              / "ovn_metadata_agent_healthcheck.py").read_text()
+    for name in NODES:
+        assert stat(name, f"{HEALTHCHECK_DIR} {HEALTHCHECK_DIR}/healthcheck") == {
+            "ovn_metadata_agent": "700 root", "healthcheck": "700 root"}, name
+        assert node(name, f"cat {HEALTHCHECK_DIR}/healthcheck").stdout == script, name
+        check = node(name, f"{HEALTHCHECK_DIR}/healthcheck --config-dir {AGENT_DIR}")
+        assert (check.returncode, check.stdout) == (
+            1, "unhealthy: neutron-ovn-metadata-agent is not running\n"), name
 
 
 def test_the_metadata_agent_would_reach_nova_and_ovn(dev_stack: str) -> None:

@@ -28,6 +28,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
         if args.typ == "pulumi-python:dynamic:Resource":
             state["value"] = f"generated-{args.name}"
             state["deployedHash"] = "0" * 64
+            if "common_name" in state:  # a certificate authority or an issued certificate
+                state["cert_pem"], state["key_pem"] = f"cert-of-{args.name}\n", f"key-of-{args.name}\n"
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
@@ -292,10 +294,11 @@ PLAYBOOK_RUN = "pulumi-python:dynamic:Resource"
 
 
 def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
-                   n1_vars: dict[str, Any] | None = None) -> list[Any]:
-    """Node sets `fast` (n0, its own time limits) and `default` (n1, `n1_vars` its ansibleVars), both in
-    cell1; `configs`: customServiceConfig per node."""
+                   n1_vars: dict[str, Any] | None = None, libvirt: dict[str, Any] | None = None) -> list[Any]:
+    """Node sets `fast` (n0, its own time limits, with TLS) and `default` (n1, `n1_vars` its ansibleVars),
+    both in cell1; `configs`: customServiceConfig per node; `libvirt`: dataplane.libvirt."""
     from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NeutronMetadataAgent
+    from components.libvirt import LibvirtSecrets
     from components.render import known_hosts_block
 
     key = tmp_path / "id"
@@ -308,8 +311,10 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
 
     raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "dataplane": {
         "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+        **({"libvirt": libvirt} if libvirt else {}),
         "nodeSets": {
-            "fast": node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300, "lock": 0}, {}),
+            "fast": {**node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300, "lock": 0}, {}),
+                     "tlsEnabled": True},
             "default": node_set("n1", "192.0.2.11", {}, n1_vars or {})}}}
     for node_set_config in raw["dataplane"]["nodeSets"].values():
         for name, node in node_set_config["nodes"].items():
@@ -322,8 +327,9 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
                               migration_private_key=pulumi.Output.from_input("k"),
                               migration_public_key=pulumi.Output.from_input("k.pub"))
     agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
+    libvirt_files = LibvirtSecrets("libvirt", s).files
     return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
-                        agent) for n in s.dataplane.node_sets]
+                        agent, libvirt=libvirt_files) for n in s.dataplane.node_sets]
 
 
 def _all_runs(sets: list[Any]) -> pulumi.Output[Any]:
@@ -386,10 +392,77 @@ def test_snippets_that_set_secret_options_reach_nodes_as_secret_files(
     return _all_runs(sets).apply(check)
 
 
+LIBVIRT_PUBLIC = sorted([*(f"{d}.conf" for d in ("virtlogd", "virtnodedevd", "virtproxyd", "virtqemud",
+                                                    "virtsecretd")), "qemu.conf", "sasl2-libvirt.conf",
+                         "libvirt-firewall.yaml"])
+
+
+@pulumi.runtime.test
+def test_libvirt_gets_the_stacks_password_and_with_tls_its_nodes_certificate(
+        mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    from components.render import host_specific_conf, libvirt_config_files
+
+    sets = _two_node_sets(tmp_path, libvirt={"password": "sasl-pw"})
+
+    def check(_: Any) -> None:
+        runs = mocks.of_type(PLAYBOOK_RUN)
+        tls, plain = runs["n0-libvirt"], runs["n1-libvirt"]
+        assert (tls["vars"], plain["vars"]) == ({"edpm_libvirt_tls_certs_enabled": True},
+                                                {"edpm_libvirt_tls_certs_enabled": False})
+        # shown in preview: the config and the certificates; the key and the password only ever secret
+        assert sorted(tls["public_files"]) == sorted([*LIBVIRT_PUBLIC, "ca.crt", "tls.crt"])
+        assert sorted(plain["public_files"]) == LIBVIRT_PUBLIC
+        assert tls["public_files"]["tls.crt"] == "cert-of-libvirt-certificate-n0\n"
+        assert tls["public_files"]["ca.crt"] == "cert-of-libvirt-ca\n"
+        assert {k: v for k, v in tls["public_files"].items() if k in LIBVIRT_PUBLIC} == libvirt_config_files(tls=True)
+        assert plain["public_files"] == libvirt_config_files(tls=False)
+        assert SECRET_SIG in tls["files"] and SECRET_SIG in plain["files"]
+        secret = revealed(tls["files"])
+        assert sorted(secret) == ["LibvirtPassword", "auth.conf", "tls.key"]
+        assert secret["LibvirtPassword"] == "sasl-pw" and "password=sasl-pw\n" in secret["auth.conf"]
+        assert secret["tls.key"] == "key-of-libvirt-certificate-n0\n"
+        assert list(revealed(plain["files"])) == ["auth.conf"]
+        assert "sasl-pw" not in json.dumps([tls["public_files"], plain["public_files"], revealed(plain["files"])])
+        # nova migrates over TLS where libvirt has it
+        assert runs["n0-nova"]["public_files"]["02-nova-host-specific.conf"] == host_specific_conf(
+            "192.0.2.10", "n0", tls=True)
+        assert runs["n1-nova"]["public_files"]["02-nova-host-specific.conf"] == host_specific_conf(
+            "192.0.2.11", "n1", tls=False)
+        # the Secrets an operator of upstream finds: the password, the CA, a certificate per TLS node
+        published = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
+        assert revealed(published["libvirt-secret"]["stringData"]) == {"LibvirtPassword": "sasl-pw"}
+        assert sorted(published) == ["cert-libvirt-default-n0", "libvirt-secret", "rootca-libvirt"]
+        for name in ("cert-libvirt-default-n0", "rootca-libvirt"):
+            assert published[name]["type"] == "kubernetes.io/tls"
+            assert SECRET_SIG in published[name]["stringData"]
+            assert sorted(revealed(published[name]["stringData"])) == ["ca.crt", "tls.crt", "tls.key"]
+        certificate = mocks.resources["libvirt-certificate-n0"].inputs
+        assert (certificate["common_name"], certificate["organization"], certificate["dns_names"],
+                certificate["ip_addresses"]) == ("n0", "rootca-libvirt", ["n0"], ["192.0.2.10"])
+        assert "libvirt-certificate-n1" not in mocks.resources
+
+    return _all_runs(sets).apply(check)
+
+
+@pulumi.runtime.test
+def test_without_a_password_the_stack_generates_one(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    sets = _two_node_sets(tmp_path)
+
+    def check(_: Any) -> None:
+        generated = "generated-libvirt-password"
+        published = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
+        assert revealed(published["libvirt-secret"]["stringData"]) == {"LibvirtPassword": generated}
+        assert revealed(mocks.of_type(PLAYBOOK_RUN)["n0-libvirt"]["files"])["LibvirtPassword"] == generated
+
+    return _all_runs(sets).apply(check)
+
+
 # --- files extraMounts give EDPM nodes ---------------------------------------------------
 
-KEYRING = "[client.openstack]\n\tkey = AQBsecret==\n"
-CEPH_FILES = {"ceph.conf": "[global]\n", "ceph.client.openstack.keyring": KEYRING}
+CEPHX_KEY = "AQBvLr9mAAAAABAAe2tq0f0fJ1gS8+q1bq4ZlA=="
+FSID = "6a1b2c3d-0000-4000-8000-000000000001"
+KEYRING = f"[client.openstack]\n\tkey = {CEPHX_KEY}\n"
+CEPH_FILES = {"ceph.conf": f"[global]\nfsid = {FSID}\n", "ceph.client.openstack.keyring": KEYRING}
 READ_DATA = {
     "kubernetes:core/v1:Secret": {"data": {k: base64.b64encode(v.encode()).decode() for k, v in CEPH_FILES.items()}},
     "kubernetes:core/v1:ConfigMap": {"data": {"03-ceph-nova.conf": "[libvirt]\nimages_type = rbd\n"}},
@@ -420,6 +493,7 @@ def reading_mocks() -> Iterator[ReadingMocks]:
 def _node_sets_with_ceph(tmp_path: Any) -> list[Any]:
     """Node sets ceph (n0) and plain (n1); only ceph gets the Ceph files and 03-ceph-nova.conf."""
     from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NeutronMetadataAgent
+    from components.libvirt import LibvirtFiles
     from components.mountedfiles import EdpmMountedObjects
     from components.render import known_hosts_block
 
@@ -445,14 +519,17 @@ def _node_sets_with_ceph(tmp_path: Any) -> list[Any]:
                               migration_public_key=pulumi.Output.from_input("k.pub"))
     mounted = EdpmMountedObjects("edpm-mounted", s)
     agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
+    libvirt = LibvirtFiles(password=pulumi.Output.secret("libvirt-password"))
     return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
-                        agent, mounted=mounted.for_node_set(n) if n.mounted_files else None)
+                        agent, libvirt=libvirt, mounted=mounted.for_node_set(n) if n.mounted_files else None)
             for n in s.dataplane.node_sets]
 
 
 @pulumi.runtime.test
 def test_mounted_files_reach_the_runs_of_their_node_set_only(reading_mocks: ReadingMocks,
                                                              tmp_path: Any) -> pulumi.Output[Any]:
+    from components.render import ceph_secret_files, ceph_secrets
+
     sets = _node_sets_with_ceph(tmp_path)
     assert [list(runs) for ns in sets for runs in ns.runs.values()] == [
         ["marker", "ssh-known-hosts", "ceph-client", "neutron-metadata", "libvirt", "nova"],
@@ -474,6 +551,14 @@ def test_mounted_files_reach_the_runs_of_their_node_set_only(reading_mocks: Read
         plain = runs["n1-nova"]
         assert "03-ceph-nova.conf" not in plain["public_files"] and "edpm_nova_ceph_files_hash" not in plain["vars"]
         assert "n1-ceph-client" not in runs
+        # libvirt keeps the cluster's key: its definition shown in preview, the key secret
+        libvirt = runs["n0-libvirt"]
+        assert libvirt["public_files"][f"secret-{FSID}.xml"] == ceph_secret_files(ceph_secrets(CEPH_FILES))[0][
+            f"secret-{FSID}.xml"]
+        assert revealed(libvirt["files"])[f"secret-{FSID}.base64"] == CEPHX_KEY
+        assert CEPHX_KEY not in json.dumps(libvirt["public_files"])
+        assert not [f for f in [*runs["n1-libvirt"]["public_files"], *revealed(runs["n1-libvirt"]["files"])]
+                    if f.startswith("secret-")]
 
     return _all_runs(sets).apply(check)
 

@@ -485,8 +485,17 @@ def test_metadata_neutron_config(settings: Settings) -> None:
 
 
 def test_host_specific_conf() -> None:
-    text = host_specific_conf("192.168.122.100", "compute-0.example")
-    assert text == "[DEFAULT]\nmy_ip = 192.168.122.100\nhost = compute-0.example\n"
+    text = host_specific_conf("192.168.122.100", "compute-0.example", tls=False)
+    assert text == ("[DEFAULT]\nmy_ip = 192.168.122.100\nhost = compute-0.example\n\n"
+                    "[libvirt]\nlive_migration_with_native_tls = false\n")
+
+
+def test_with_tls_nova_migrates_over_libvirts_tls_listener() -> None:
+    # as upstream's edpm_nova: overrides 01-nova.conf's qemu+ssh URI, QEMU's streams in TLS too
+    text = host_specific_conf("192.168.122.100", "compute-0.example", tls=True)
+    ini(text)
+    assert text == ("[DEFAULT]\nmy_ip = 192.168.122.100\nhost = compute-0.example\n\n[libvirt]\n"
+                    "live_migration_with_native_tls = true\nlive_migration_uri = qemu+tls://%s/system\n")
 
 
 # --- names and hashes ---------------------------------------------------------------------
@@ -599,9 +608,9 @@ def test_known_hosts_name_each_node_as_peers_reach_it() -> None:
 
 
 def test_libvirt_config_as_upstream_lays_it_out() -> None:
-    files = libvirt_config_files()
-    assert sorted(files) == ["qemu.conf", "sasl2-libvirt.conf", "virtlogd.conf", "virtnodedevd.conf",
-                             "virtproxyd.conf", "virtqemud.conf", "virtsecretd.conf"]
+    files = libvirt_config_files(tls=False)
+    assert sorted(files) == ["libvirt-firewall.yaml", "qemu.conf", "sasl2-libvirt.conf", "virtlogd.conf",
+                             "virtnodedevd.conf", "virtproxyd.conf", "virtqemud.conf", "virtsecretd.conf"]
 
     def values(text: str) -> dict[str, str]:
         return dict(line.split(" = ", 1) for line in text.splitlines() if line and not line.startswith("#"))
@@ -612,8 +621,10 @@ def test_libvirt_config_as_upstream_lays_it_out() -> None:
         assert conf["unix_sock_ro_perms"] == '"0444"' and conf["auth_unix_rw"] == conf["auth_unix_ro"] == '"none"'
         assert conf["log_outputs"] == ('"2:journald"' if daemon == "virtqemud"
                                        else f'"1:file:/var/log/libvirt/{daemon}.log"')
-        assert ("listen_tls" in conf) == (daemon == "virtproxyd")
-    assert values(files["virtproxyd.conf"])["listen_tcp"] == "0"
+        assert ("listen_tls" in conf) == ("auth_tls" in conf) == (daemon == "virtproxyd")
+    # remote access only over TLS (off here), a peer authenticating with SASL
+    proxy = values(files["virtproxyd.conf"])
+    assert (proxy["listen_tcp"], proxy["listen_tls"], proxy["auth_tls"]) == ("0", "0", '"sasl"')
     assert values(files["virtlogd.conf"])["log_outputs"] == '"1:file:/var/log/libvirt/virtlogd.log"'
     qemu = values(files["qemu.conf"])
     assert (qemu["migration_port_min"], qemu["migration_port_max"]) == ("61152", "61215")

@@ -250,20 +250,27 @@ def test_the_role_places_the_files_the_program_renders(files: dict[str, str]) ->
     assert role["edpm_neutron_metadata_default_secret_files"] == ["05-nova-metadata.conf"]
 
 
-def test_the_roles_quadlet_unit_runs_the_agent_as_upstream() -> None:
-    role = _role_vars()
+def _quadlet_unit(name: str, **overrides: Any) -> list[str]:
+    """The role's Quadlet unit `name` as quadlet mode writes it, without comments and blank lines."""
+    role = {**_role_vars(), **overrides}
     (block,) = yaml.safe_load((ROLE / "tasks" / "start_quadlet.yml").read_text())
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
     volumes = [[env.from_string(str(v)).render(**role) for v in volume]
                for volume in block["vars"]["edpm_neutron_metadata_quadlet_volumes"]]
-    unit = env.from_string((ROLE / "templates" / "edpm_ovn_metadata_agent.container.j2").read_text()).render(
+    unit = env.from_string((ROLE / "templates" / f"{name}.container.j2").read_text()).render(
         ansible_managed="managed", edpm_neutron_metadata_quadlet_volumes=volumes, **role)
-    lines = [line for line in unit.splitlines() if line and not line.startswith("#")]
-    assert lines == [
+    return [line for line in unit.splitlines() if line and not line.startswith("#")]
+
+
+def test_the_roles_quadlet_unit_runs_the_agent_as_upstream() -> None:
+    assert _quadlet_unit("edpm_ovn_metadata_agent") == [
         "[Unit]", "Description=neutron OVN metadata agent container (EDPM)",
-        "After=openvswitch.service", "Requires=openvswitch.service",
+        "Requires=openvswitch.service edpm_ovn_metadata_agent_init.service",
+        "After=openvswitch.service edpm_ovn_metadata_agent_init.service",
         "[Container]", "ContainerName=ovn_metadata_agent", f"Image={IMAGE}", "Network=host", "User=root",
         "PodmanArgs=--privileged --log-driver=journald", "PodmanArgs=--pid=host", "PodmanArgs=--cgroupns=host",
+        "PodmanArgs=--health-cmd=/openstack/healthcheck",
+        "Volume=/var/lib/openstack/healthchecks/ovn_metadata_agent:/openstack:ro,z",
         "Environment=KOLLA_CONFIG_STRATEGY=COPY_ALWAYS",
         "Volume=/run/openvswitch:/run/openvswitch:z",
         "Volume=/var/lib/openstack/neutron-ovn-metadata-agent:/etc/neutron.conf.d:z",
@@ -277,3 +284,46 @@ def test_the_roles_quadlet_unit_runs_the_agent_as_upstream() -> None:
         "[Service]", "Restart=always", "TimeoutStartSec=900", "TimeoutStopSec=84",
         "[Install]", "WantedBy=multi-user.target",
     ]
+
+
+def test_without_the_health_check_the_unit_neither_runs_nor_mounts_it() -> None:
+    health = ["PodmanArgs=--health-cmd=/openstack/healthcheck",
+              "Volume=/var/lib/openstack/healthchecks/ovn_metadata_agent:/openstack:ro,z"]
+    assert _quadlet_unit("edpm_ovn_metadata_agent", edpm_neutron_metadata_healthcheck=False) == [
+        line for line in _quadlet_unit("edpm_ovn_metadata_agent") if line not in health]
+
+
+def test_the_init_unit_gives_neutron_its_state_directory_once_before_the_agent() -> None:
+    assert _quadlet_unit("edpm_ovn_metadata_agent_init", edpm_neutron_metadata_agent_lib_dir="/srv/neutron") == [
+        "[Unit]", "Description=neutron OVN metadata agent init container (EDPM)",
+        "[Container]", "ContainerName=ovn_metadata_agent_init", f"Image={IMAGE}", "Network=none", "User=root",
+        "PodmanArgs=--security-opt label=disable --log-driver=journald",
+        "Exec=/usr/bin/chown -R neutron:neutron /var/lib/neutron",
+        "Volume=/srv/neutron:/var/lib/neutron:shared,z",
+        "Label=managed_by=edpm_ansible",
+        "[Service]", "Type=oneshot", "RemainAfterExit=yes", "Restart=no", "TimeoutStartSec=900",
+        "TimeoutStopSec=84",
+    ]
+    (block,) = yaml.safe_load((ROLE / "tasks" / "start_quadlet.yml").read_text())
+    tasks = {t["name"]: t for t in block["block"]}
+    # both units written; a restart runs the init step again, then the agent
+    assert tasks["Write the Quadlet units"]["loop"] == ["edpm_ovn_metadata_agent_init", "edpm_ovn_metadata_agent"]
+    restart = tasks["Restart edpm_ovn_metadata_agent_init.service and edpm_ovn_metadata_agent.service"]
+    assert restart["loop"] == ["edpm_ovn_metadata_agent_init", "edpm_ovn_metadata_agent"]
+    stop = yaml.safe_load((ROLE / "tasks" / "stop.yml").read_text())[0]
+    assert stop["vars"]["edpm_neutron_metadata_stop_units"] == ["edpm_ovn_metadata_agent",
+                                                               "edpm_ovn_metadata_agent_init"]
+
+
+def test_the_role_lays_out_the_health_check_where_the_unit_mounts_it() -> None:
+    tasks = {t["name"]: t for t in yaml.safe_load((ROLE / "tasks" / "configure.yml").read_text())}
+    role = _role_vars()
+    assert role["edpm_neutron_metadata_healthcheck_dir"] == "/var/lib/openstack/healthchecks/ovn_metadata_agent"
+    dirs = tasks["Create the health check's directories"]
+    assert [(i["path"], i["mode"]) for i in dirs["loop"]] == [
+        ("{{ edpm_neutron_metadata_healthcheck_dir | dirname }}", "0755"),
+        ("{{ edpm_neutron_metadata_healthcheck_dir }}", "0700")]
+    copy = tasks["Copy the agent's health check"]["ansible.builtin.copy"]
+    assert (copy["src"], copy["dest"], copy["owner"], copy["mode"]) == (
+        "ovn_metadata_agent_healthcheck.py", "{{ edpm_neutron_metadata_healthcheck_dir }}/healthcheck", "root", "0700")
+    assert (ROLE / "files" / copy["src"]).read_text().startswith("#!/usr/bin/python3\n")

@@ -68,7 +68,8 @@ def creds(settings: Settings) -> Credentials:
 
 @pytest.fixture(scope="module")
 def rendered(settings: Settings, creds: Credentials) -> dict[str, str]:
-    """Every 01-nova.conf this config produces, by a readable name."""
+    """Every 01-nova.conf this config produces, and a compute's 02-nova-host-specific.conf with and
+    without TLS, by a readable name."""
     cell = settings.nova.cell
     confs = {
         "api": service_config_files(settings, NovaService.API, None, creds),
@@ -80,7 +81,9 @@ def rendered(settings: Settings, creds: Credentials) -> dict[str, str]:
         "compute-cell1": compute_config_files(settings, cell("cell1"), creds),
         "compute-cell2": compute_config_files(settings, cell("cell2"), creds),
     }
-    return {name: files["01-nova.conf"] for name, files in confs.items()}
+    return {**{name: files["01-nova.conf"] for name, files in confs.items()},
+            "host-specific": host_specific_conf("192.168.122.100", "compute-0", tls=False),
+            "host-specific-tls": host_specific_conf("192.168.122.100", "compute-0", tls=True)}
 
 
 def test_oslo_config_validator_accepts_rendered_files(rendered: dict[str, str], tmp_path: Path) -> None:
@@ -114,7 +117,7 @@ def test_oslo_config_loads_compute_files_as_nova_compute(
     conf_d.mkdir()
     (tmp_path / "nova.conf").write_text(files["nova-blank.conf"])
     (conf_d / "01-nova.conf").write_text(files["01-nova.conf"])
-    (conf_d / "02-nova-host-specific.conf").write_text(host_specific_conf("192.168.122.100", "compute-0"))
+    (conf_d / "02-nova-host-specific.conf").write_text(host_specific_conf("192.168.122.100", "compute-0", tls=False))
     (conf_d / "25-nova-extra.conf").write_text("[libvirt]\ncpu_mode = custom\ncpu_models = Nehalem\n")
     probe = """
 import json, sys

@@ -664,3 +664,41 @@ def test_upstream_agent_variables_that_place_the_agent_are_kept() -> None:
     raw = with_change("dataplane.nodeSets.edpm-a.nodes.compute-0.ansibleVars", given)
     (node,) = [n for n in load(raw, secret_keys=ALL_SECRET, catalog=None).dataplane.nodes if n.name == "compute-0"]
     assert dict(node.ansible_vars) == given
+
+
+# --- libvirt: the migration user's password, TLS ----------------------------------------
+
+
+def test_libvirts_password_is_a_secret_and_tls_is_off_by_default() -> None:
+    settings = load(with_change("dataplane.libvirt", {"password": "sasl-pw"}), secret_keys=ALL_SECRET, catalog=None)
+    password = settings.dataplane.libvirt.password
+    assert password is not None and password.reveal() == "sasl-pw" and "sasl-pw" not in repr(settings)
+    assert not any(s.tls_enabled for s in settings.dataplane.node_sets) and settings.dataplane.tls_nodes == ()
+    # unset: the program generates one
+    assert load(good_config(), secret_keys=ALL_SECRET, catalog=None).dataplane.libvirt.password is None
+    problems = problems_of(with_change("dataplane.libvirt", {"password": "sasl-pw"}), secret_keys=["nova"])
+    assert problems[P + "dataplane.libvirt.password"] == (
+        "is in plain text; set it with `pulumi config set --secret --path 'dataplane.libvirt.password' <value>`")
+
+
+@pytest.mark.parametrize("password", ["two\nlines", " padded", "padded ", ""])
+def test_libvirts_password_is_one_line(password: str) -> None:
+    assert problems_of(with_change("dataplane.libvirt", {"password": password})) == {
+        P + "dataplane.libvirt.password": "must be one line, not empty, without leading or trailing spaces (it goes "
+                                         "into /etc/libvirt/auth.conf and libvirt's SASL database)"}
+
+
+def test_tls_is_a_node_sets_and_covers_its_libvirt_nodes() -> None:
+    settings = load(with_change("dataplane.nodeSets.edpm-a.tlsEnabled", True), secret_keys=ALL_SECRET, catalog=None)
+    assert [(s.name, n.name) for s, n in settings.dataplane.tls_nodes] == [("edpm-a", "compute-0"),
+                                                                          ("edpm-a", "compute-1")]
+    assert problems_of(with_change("dataplane.nodeSets.edpm-a.tlsEnabled", "yes")) == {
+        P + "dataplane.nodeSets.edpm-a.tlsEnabled": "expected a boolean (true/false), got a string"}
+
+
+def test_tls_with_nova_needs_the_libvirt_service() -> None:
+    # edpm-b runs nova without libvirt: nova would migrate to a TLS listener nobody set up
+    assert problems_of(with_change("dataplane.nodeSets.edpm-b.tlsEnabled", True)) == {
+        P + "dataplane.nodeSets.edpm-b.tlsEnabled":
+            "nova then migrates over libvirt's TLS listener, which the libvirt service sets up: add libvirt to "
+            "services (before nova, as in upstream's default order)"}
