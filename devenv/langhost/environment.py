@@ -22,7 +22,11 @@ def virtualenv(info: language_pb2.ProgramInfo, default: str | None = None) -> Pa
     if not venv:
         return None
     path = Path(venv)
-    return path if path.is_absolute() else Path(info.root_directory or os.getcwd()) / path
+    if path.is_absolute():
+        return path
+    # Python finds a venv by its interpreter's path taken literally: a `..` after a
+    # symlinked directory must mean the real parent, as it does for the file system.
+    return Path(os.path.normpath(Path(info.root_directory or os.getcwd()).resolve() / path))
 
 
 def python(info: language_pb2.ProgramInfo, default_venv: str | None = None) -> tuple[str, dict[str, str]]:

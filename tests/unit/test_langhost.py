@@ -202,9 +202,22 @@ def test_run_plugin_streams_the_plugins_output_and_exit_code(host: Host, tmp_pat
         info=program_info(plugin, virtualenv=str(VENV)), pwd=str(tmp_path), args=["127.0.0.1:4242", "3"],
         env=["PLUGIN_GREETING=hello"], kind="analyzer")
     out, err, code = _plugin_output(host.stub.RunPlugin(request, timeout=60))
-    assert out.splitlines() == ["args 127.0.0.1:4242 3", "env hello", f"cwd {tmp_path}"]
+    assert out.splitlines() == ["args 127.0.0.1:4242 3", "env hello", f"cwd {tmp_path}", f"venv {VENV}"]
     assert err == "to stderr\n"
     assert code == 3
+
+
+def test_a_plugin_reached_through_a_symlink_finds_its_relative_virtualenv(host: Host, tmp_path: Path) -> None:
+    # `--policy-pack link` where link points into the checkout: `../` is the real parent.
+    link = tmp_path / "link"
+    link.symlink_to(DATA / "echo_plugin")
+    relative = Path("../../../../../.venv")
+    assert (DATA / "echo_plugin" / relative / "bin" / "python").exists()
+    request = language_pb2.RunPluginRequest(info=program_info(link, virtualenv=str(relative)), pwd=str(tmp_path),
+                                            args=["0"])
+    out, _, code = _plugin_output(host.stub.RunPlugin(request, timeout=60))
+    assert code == 0
+    assert Path(out.splitlines()[-1].removeprefix("venv ")).resolve() == (ROOT / ".venv").resolve()
 
 
 def test_run_plugin_needs_the_virtualenv_of_the_plugin(host: Host, tmp_path: Path) -> None:
