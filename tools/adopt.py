@@ -223,7 +223,8 @@ def main(argv: list[str]) -> int:
         print(f"{PROG}: {err}", file=sys.stderr)
         return 1
     print(f"{PROG}: wrote {out}; importing {len(adopt)} object(s) into stack {args.stack}")
-    # Adopted objects are the program's from now on: not protected, and no code to paste.
+    # Adopted objects are the program's from now on: not protected, and no code to paste
+    # (the CLI cannot write code for an import file that declares a provider anyway).
     command = ["pulumi", "import", "-s", args.stack, "--file", str(out), "--protect=false", "--generate-code=false"]
     if args.yes:
         command += ["--yes", "--skip-preview"]

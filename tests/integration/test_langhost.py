@@ -21,8 +21,9 @@ def _pin() -> str:
 def test_the_cli_runs_the_toolchains_host_at_the_pinned_version(dev_stack: str) -> None:
     host = shutil.which("pulumi-language-python", path=ENV["PATH"])
     assert host is not None
-    assert Path(host).resolve().read_text().splitlines()[-1].startswith(
-        f'exec "{Path(ENV["OPENSTACK_NOVA_CACHE"]) / "toolchain" / f"pulumi-{_pin()}"}')
+    wrapper = Path(host).resolve().read_text().splitlines()[-1]
+    assert wrapper.startswith(f'exec "{Path(ENV["OPENSTACK_NOVA_CACHE"]) / "toolchain" / f"pulumi-{_pin()}"}')
+    assert " -P -m langhost " in wrapper  # the package, as toolchain.sh installs it
     about = json.loads(pulumi("about", "--json", "-s", dev_stack).stdout)
     assert {"name": "python", "kind": "language", "version": _pin()} in about["plugins"]
 
