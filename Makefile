@@ -6,7 +6,7 @@ STACK ?= dev
 NODE ?= edpm-compute-0
 ROOT := $(CURDIR)
 
-.PHONY: up down test unit integration lint env ssh toolchain venv environment status preview nova-conf bench clean-env catalog
+.PHONY: up down test unit integration lint env ssh toolchain venv environment status preview adopt nova-conf bench clean-env catalog
 
 ## up: set up whatever is missing, then `pulumi up` on $(STACK)
 up: environment
@@ -65,5 +65,10 @@ lint: venv
 	@command -v shellcheck >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck; } >/dev/null
 	@shellcheck -x devenv/*.sh devenv/images/*.sh .ci/run
 
+## preview: `pulumi preview --diff` of $(STACK), with the policy pack in policy/
 preview: environment
-	@eval "$$(devenv/env.sh)"; pulumi -s $(STACK) preview --diff
+	@eval "$$(devenv/env.sh)"; pulumi -s $(STACK) preview --diff --policy-pack policy
+
+## adopt: import the Namespace and Secrets that exist on the cluster into $(STACK) instead of creating them
+adopt: environment
+	@eval "$$(devenv/env.sh)"; .venv/bin/python tools/adopt.py -s $(STACK)

@@ -188,19 +188,31 @@ build_k8s_provider() {
 }
 
 # The Python language host (devenv/langhost): its own small venv with the
-# Pulumi SDK (for gRPC and the protocol stubs), a wrapper named as the CLI
-# expects, and the SDK's executor shim beside it. Re-installed when it changes.
+# Pulumi SDK (for gRPC and the protocol stubs), the package beside the SDK's
+# executor shim, a copy of versions.env (the host reports PULUMI_VERSION as its
+# version), and a wrapper named as the CLI expects. Re-installed when it changes.
 install_langhost() {
   # Beside the real `pulumi`, where the CLI looks for its bundled plugins.
-  local d=$TOOLCHAIN/pulumi-$PULUMI_VERSION src=$here/langhost/pulumi_language_python.py
+  local d=$TOOLCHAIN/pulumi-$PULUMI_VERSION src=$here/langhost f site
   [ -x "$d/pulumi-language-python-exec" ] || die "build pulumi first: devenv/toolchain.sh pulumi"
   if [ ! -f "$d/langhost-venv/.done" ]; then
     rm -rf "$d/langhost-venv"; python3 -m venv "$d/langhost-venv"
     "$d/langhost-venv/bin/pip" install -q "pulumi==$PULUMI_VERSION"
     touch "$d/langhost-venv/.done"
   fi
-  cmp -s "$src" "$d/pulumi_language_python.py" || install -m644 "$src" "$d/pulumi_language_python.py"
-  printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$d/langhost-venv/bin/python" "$d/pulumi_language_python.py" > "$d/pulumi-language-python.tmp"
+  mkdir -p "$d/langhost"
+  for f in "$src"/*.py; do
+    cmp -s "$f" "$d/langhost/${f##*/}" || install -m644 "$f" "$d/langhost/${f##*/}"
+  done
+  for f in "$d"/langhost/*.py; do [ -f "$src/${f##*/}" ] || rm -f "$f"; done
+  cmp -s "$here/versions.env" "$d/versions.env" || install -m644 "$here/versions.env" "$d/versions.env"
+  rm -f "$d/pulumi_language_python.py"  # the single-file host of earlier versions
+  # `python -P -m langhost` finds the package through a .pth file, so nothing
+  # leaks into the environment of the programs it runs (as PYTHONPATH would).
+  site=$("$d/langhost-venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  [ "$(cat "$site/openstack_nova_langhost.pth" 2>/dev/null)" = "$d" ] || echo "$d" > "$site/openstack_nova_langhost.pth"
+  printf '#!/bin/sh\nexec "%s" -P -m langhost -use-executor="%s" "$@"\n' \
+    "$d/langhost-venv/bin/python" "$d/pulumi-language-python-exec" > "$d/pulumi-language-python.tmp"
   chmod 755 "$d/pulumi-language-python.tmp"; mv "$d/pulumi-language-python.tmp" "$d/pulumi-language-python"
 }
 
