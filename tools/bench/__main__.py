@@ -12,8 +12,9 @@ from pathlib import Path
 
 from . import live, offline, report, workspace
 
-ITEMS = ("preview", "no-change", "validation", "live")
+ITEMS = ("preview", "no-change", "validation", "stub-fanout", "live")
 DOC = workspace.ROOT / "docs" / "benchmarks.md"
+STUB_SECONDS = 2.0  # how long each stand-in playbook run of the offline fan-out takes
 PROFILE_PYTHON = """case "${2:-}" in
   *pulumi-language-python-exec) exec "$REAL_PYTHON" "$1" -m cProfile -o "$(dirname "$0")/../program.pstats" "${@:2}" ;;
 esac
@@ -96,6 +97,11 @@ def _run(args: argparse.Namespace, workdir: Path) -> int:
         load_on, load_off = offline.settings_load_seconds(ws, args.estate, args.runs)
         sections["validation"] = report.section("validation", machine,
                                                 report.validation_section(on, off, load_on, load_off))
+    if "stub-fanout" in args.items:
+        ws.log(f"item 5 offline: fresh deploys with stand-in playbooks of {STUB_SECONDS:g} s")
+        points = offline.measure_stub_fanout(ws, live.SIZES, STUB_SECONDS, args.runs)
+        sections["stub-fanout"] = report.section("stub-fanout", machine,
+                                                 report.stub_fanout_section(points, STUB_SECONDS))
     if "live" in args.items:
         ws.log("items 4-5: one-node change and fresh deploy on the test nodes")
         try:

@@ -259,3 +259,22 @@ def settings_load_seconds(ws: Workspace, nodes: int, runs: int) -> tuple[float, 
                 load(raw, secret_keys=["nova"], catalog=None)
             timings[checked].append(time.perf_counter() - start)
     return statistics.median(timings[True]), statistics.median(timings[False])
+
+
+def measure_stub_fanout(ws: Workspace, sizes: Sequence[int], seconds: float, runs: int) -> list[Point]:
+    """Item 5 without the environment: a fresh deploy of K made-up nodes whose every playbook
+    run is a stand-in that takes `seconds`, so what remains is how many runs Pulumi and the
+    dynamic provider let happen at once (the nodes' own CPU and SSH do not count)."""
+    project = ws.project("fanout")
+    sleeping = f"sleep {seconds}\n{STUB_ANSIBLE}"
+    venv = workspace.shim_venv(ws.workdir / "fanout-venv", scripts={"ansible-playbook": sleeping})
+    workspace.use_venv(project, venv)
+    points = {k: Point(f"{k} nodes", k) for k in sizes}
+    for index in range(runs):
+        for k in sizes:
+            name = f"fanout-{k}"
+            ws.made_up_stack(project, name, k)
+            sample = ws.timed(project, "up", "--yes", "--skip-preview", "-s", name)
+            points[k].add(sample)
+            ws.log(f"  stand-in fan-out, {k} nodes, run {index + 1}: {sample.seconds:.1f} s")
+    return [points[k] for k in sizes]

@@ -24,6 +24,7 @@ LINEARITY = 1.5  # per-node cost at the largest size over the one at 50
 CHANGE_RATIO = 1.3  # up(8)/up(1), one node changed
 FANOUT_RATIO = 2.5  # deploy(8)/deploy(1)
 NO_CHANGE_RATIO = 2.0  # no-change up over no-change preview
+RUNS_PER_NODE = 5  # the marker and the four built-in services of the bench's nodes
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,22 @@ def live_section(rounds: Sequence[Round]) -> str:
         ""])
 
 
+def stub_fanout_section(points: Sequence[Point], seconds: float) -> str:
+    """Item 5, offline: how many playbook runs happen at once."""
+    one = points[0]
+    rows = ["| K nodes | playbook runs | fresh deploy | deploy(K) / deploy(1) | runs at once (serial time / wall "
+            "time) |", "| ---: | ---: | ---: | ---: | ---: |"]
+    for p in points:
+        serial = p.nodes * RUNS_PER_NODE * seconds
+        rows.append(f"| {p.nodes} | {p.nodes * RUNS_PER_NODE} | {_s(p.median_seconds)} | "
+                    f"{p.median_seconds / one.median_seconds:.2f} | {serial / p.median_seconds:.1f} |")
+    return "\n".join([
+        f"A fresh deploy (`pulumi up`) of K made-up nodes whose every playbook run is a stand-in that sleeps "
+        f"{seconds:g} s and reports success: no SSH, no CPU spent on nodes, so the time left is the program, the "
+        "engine, and how many runs they let happen at once. Each node's runs form a chain of "
+        f"{RUNS_PER_NODE} (marker, then its services in order).", "", *rows, ""])
+
+
 def validation_section(on: Point, off: Point, load_on: float, load_off: float) -> str:
     """Item 6."""
     difference = on.median_seconds - off.median_seconds
@@ -190,6 +207,7 @@ SECTIONS = {
     "preview": "1-2. Preview of made-up estates, and the engine's floor",
     "no-change": "3. `pulumi up` with nothing changed",
     "live": "4-5. One-node change and fresh deploy on real test nodes",
+    "stub-fanout": "5 (offline). Fan-out with stand-in playbooks",
     "validation": "6. The cost of checking customServiceConfig",
 }
 _BEGIN, _END = "<!-- bench:{} begin -->", "<!-- bench:{} end -->"
