@@ -123,7 +123,6 @@ class EdpmNodeSet(pulumi.ComponentResource):
         key = (template.ssh_private_key.reveal() if template.ssh_private_key is not None
                else _read(template.ssh_private_key_file))
         self._ssh_key = pulumi.Output.secret(key)
-        self._known_hosts = _read(template.known_hosts_file)
         # runs[node][service]: the node's marker first, then its services in order
         self.runs: dict[str, dict[str, PlaybookRun]] = {}
         for node in node_set.nodes:
@@ -166,7 +165,7 @@ class EdpmNodeSet(pulumi.ComponentResource):
                   "user": template.ansible_user},
             host_vars={**(default_host_vars or {}), **template.ansible_vars, **node.ansible_vars},
             ssh_private_key=self._ssh_key,
-            known_hosts=self._known_hosts,
+            known_hosts=node.known_hosts,
             files=files,
             public_files=public_files,
             variables=variables,

@@ -9,6 +9,7 @@ through argv, the environment or a world-readable file.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -29,6 +30,7 @@ from pulumi.runtime import rpc
 
 from components.render import config_hash
 from components.settings import RunLimits
+from components.settings.knownhosts import KnownHosts, lookup_name
 
 ROOT = Path(__file__).resolve().parent.parent
 ANSIBLE_DIR = ROOT / "ansible"
@@ -176,6 +178,27 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
     }
 
 
+@functools.lru_cache(maxsize=8)
+def _indexed(known_hosts: str) -> KnownHosts:
+    return KnownHosts(known_hosts)
+
+
+def _verifying(known_hosts: str, host: Mapping[str, Any]) -> str:
+    """The lines of `known_hosts` that verify `host`, as ssh looks it up."""
+    return _indexed(known_hosts).lines_for([lookup_name(str(host["address"]), int(host.get("port", 22)))])
+
+
+def _same_input(key: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    old, new = olds.get(key), news.get(key)
+    if old == new:
+        return True
+    # Runs recorded before a run carried only its node's lines of known_hosts hold the node
+    # set's whole file: what counts is whether the node is verified the same way.
+    if key == "known_hosts" and isinstance(old, str) and isinstance(new, str) and isinstance(news.get("host"), dict):
+        return _verifying(old, news["host"]) == _verifying(new, news["host"])
+    return False
+
+
 class _PlaybookProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         result = run_playbook(props)
@@ -189,7 +212,7 @@ class _PlaybookProvider(ResourceProvider):
             raise PlaybookError("; ".join(
                 f"{news['host']['name']}: {k} is {old_pins[k]!r} on the node and cannot become {new_pins[k]!r}. "
                 f"{news.get('pinned_reason', '')}" for k in moved))
-        changed = [key for key in RUN_INPUTS if olds.get(key) != news.get(key)]
+        changed = [key for key in RUN_INPUTS if not _same_input(key, olds, news)]
         # A refresh found the node drifted from what was deployed: apply it again.
         drifted = olds.get("in_sync") is False
         return DiffResult(changes=bool(changed) or drifted, replaces=[], delete_before_replace=False)

@@ -147,7 +147,8 @@ def _with_host_keys(node: Node, obj: Obj, template: NodeTemplate, trusted: known
     if not node.ansible_host:
         return node
     name = knownhosts.lookup_name(node.ansible_host, template.ansible_port)
-    keys = trusted.keys_for([name])
+    found = trusted.lookup([name])
+    keys = found.keys
     if required and not keys and template.known_hosts_file is not None:
         obj.ctx.problem(
             obj.path,
@@ -155,7 +156,7 @@ def _with_host_keys(node: Node, obj: Obj, template: NodeTemplate, trusted: known
             f"node's key (from `ssh-keyscan -p {template.ansible_port} {node.ansible_host}`, checked against "
             "the node itself)",
         )
-    return replace(node, host_keys=keys)
+    return replace(node, host_keys=keys, known_hosts=found.known_hosts)
 
 
 def _services(obj: Obj, known: list[str]) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 _MARKERS = ("@cert-authority", "@revoked")
+_PATTERN_CHARS = frozenset("*?!")  # wildcards and negation: a line ssh may match to any host
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,12 @@ def _hashed_match(pattern: str, name: str) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class HostLookup:
+    keys: tuple[str, ...]  # each key of the host, once, in file order
+    known_hosts: str  # the lines of the file that ssh may use to verify the host
+
+
 class KnownHosts:
     """A known_hosts file indexed by name: looking up every node of a large node set
     costs one pass over the file, not one per node."""
@@ -64,10 +71,47 @@ class KnownHosts:
                     self._hashed.append(KnownHost((pattern,), entry.key))
                 else:
                     self._by_name.setdefault(pattern, []).append(entry.key)
+        # The file's lines by the hosts they can verify: plain names, hashed names, and
+        # lines that may match any host (CA and revoked markers, wildcards, negations).
+        self._lines: list[str] = []
+        self._lines_by_name: dict[str, list[int]] = {}
+        self._hashed_lines: list[tuple[str, int]] = []
+        self._general_lines: list[int] = []
+        for line in text.splitlines():
+            fields = line.split()
+            if len(fields) < 3 or fields[0].startswith("#"):
+                continue
+            index = len(self._lines)
+            self._lines.append(line.strip())
+            patterns = fields[1] if fields[0] in _MARKERS else fields[0]
+            if fields[0] in _MARKERS or _PATTERN_CHARS & set(patterns):
+                self._general_lines.append(index)
+                continue
+            for pattern in patterns.split(","):
+                if pattern.startswith("|1|"):
+                    self._hashed_lines.append((pattern, index))
+                else:
+                    self._lines_by_name.setdefault(pattern, []).append(index)
+        self._hashed_patterns = tuple(dict.fromkeys([*(e.patterns[0] for e in self._hashed),
+                                                     *(p for p, _ in self._hashed_lines)]))
+
+    def lookup(self, names: Iterable[str]) -> HostLookup:
+        """What the file holds for a host that ssh looks up by any of `names`: its keys, and
+        the lines that verify it exactly as the whole file does (lines naming only other
+        hosts never match it), so a run that reaches one node needs only these."""
+        wanted = list(names)
+        hashed = {p for p in self._hashed_patterns if any(_hashed_match(p, n) for n in wanted)}
+        keys = [k for n in wanted for k in self._by_name.get(n, [])]
+        keys += [e.key for e in self._hashed if e.patterns[0] in hashed]
+        chosen = {*self._general_lines, *(i for n in wanted for i in self._lines_by_name.get(n, [])),
+                  *(i for p, i in self._hashed_lines if p in hashed)}
+        return HostLookup(keys=tuple(dict.fromkeys(keys)),
+                          known_hosts="".join(self._lines[i] + "\n" for i in sorted(chosen)))
 
     def keys_for(self, names: Iterable[str]) -> tuple[str, ...]:
         """Each key of a host known by any of `names`, once."""
-        wanted = list(names)
-        keys = [k for n in wanted for k in self._by_name.get(n, [])]
-        keys += [e.key for e in self._hashed if any(_hashed_match(e.patterns[0], n) for n in wanted)]
-        return tuple(dict.fromkeys(keys))
+        return self.lookup(names).keys
+
+    def lines_for(self, names: Iterable[str]) -> str:
+        """The lines that verify a host known by any of `names` (see lookup())."""
+        return self.lookup(names).known_hosts

@@ -197,6 +197,9 @@ class Node:
     # The node's own snippets; layered after the node set's (node wins per option).
     custom_service_config: ServiceConfigs
     host_keys: tuple[str, ...] = ()  # "<type> <base64>", from the node set's knownHostsFile
+    # The lines of that file that verify this node (what Ansible checks it against): a run on
+    # one node carries these, not the whole file, whose other lines name other nodes.
+    known_hosts: str = ""
 
 
 @dataclass(frozen=True)

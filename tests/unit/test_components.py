@@ -361,6 +361,19 @@ def test_every_node_gets_every_nodes_host_keys_first(mocks: RecordingMocks, tmp_
 
 
 @pulumi.runtime.test
+def test_each_run_verifies_its_node_with_that_nodes_host_keys(
+        mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    keys = {line.split()[0]: line for line in Path(KNOWN_HOSTS).read_text().splitlines()}
+
+    def check(_: Any) -> None:
+        for name, inputs in mocks.of_type(PLAYBOOK_RUN).items():
+            address = "192.0.2.10" if name.startswith("n0-") else "192.0.2.11"
+            assert inputs["known_hosts"] == keys[address] + "\n", name
+
+    return _all_runs(_two_node_sets(tmp_path)).apply(check)
+
+
+@pulumi.runtime.test
 def test_snippets_that_set_secret_options_reach_nodes_as_secret_files(
         mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
     sets = _two_node_sets(tmp_path, {

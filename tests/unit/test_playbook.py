@@ -48,6 +48,29 @@ def test_outputs_alone_do_not_mean_a_run() -> None:
     assert diff({**PROPS, "deployed_hash": "a", "last_run": "x"}, {**PROPS, "deployed_hash": None}) is False
 
 
+WHOLE_FILE = ("192.168.122.100 ssh-ed25519 AAAAnode0\n# a comment\n192.168.122.101 ssh-ed25519 AAAAnode1\n"
+              "@cert-authority *.example ssh-ed25519 AAAAca\n")
+OWN_LINES = "192.168.122.101 ssh-ed25519 AAAAnode1\n@cert-authority *.example ssh-ed25519 AAAAca\n"
+
+
+def test_a_run_recorded_with_the_whole_known_hosts_file_is_not_run_again_for_its_own_lines() -> None:
+    """Runs deployed before each carried only its node's lines: upgrading re-runs nothing."""
+    assert diff({**PROPS, "known_hosts": WHOLE_FILE}, {**PROPS, "known_hosts": OWN_LINES}) is False
+
+
+def test_a_change_of_another_nodes_host_key_means_no_run_here() -> None:
+    other = WHOLE_FILE.replace("AAAAnode0", "AAAAnode0-new") + "192.168.122.102 ssh-ed25519 AAAAnode2\n"
+    assert diff({**PROPS, "known_hosts": WHOLE_FILE}, {**PROPS, "known_hosts": other}) is False
+
+
+@pytest.mark.parametrize("own", [
+    OWN_LINES.replace("AAAAnode1", "AAAAnode1-new"),  # the node's key changed
+    "192.168.122.101 ssh-ed25519 AAAAnode1\n",  # the CA it could be verified by is gone
+])
+def test_a_change_of_what_verifies_the_node_means_a_run(own: str) -> None:
+    assert diff({**PROPS, "known_hosts": WHOLE_FILE}, {**PROPS, "known_hosts": own}) is True
+
+
 def test_a_new_time_limit_alone_does_not_mean_a_run() -> None:
     assert diff({**PROPS, "timeouts": {"connect": 30, "task": 600, "run": 1800}},
                 {**PROPS, "timeouts": {"connect": 5, "task": 60, "run": 120}}) is False

@@ -491,6 +491,11 @@ def test_host_keys_come_from_the_node_sets_known_hosts(tmp_path: Any) -> None:
     nodes = {n.name: n for n in load(raw, secret_keys=ALL_SECRET, catalog=None).dataplane.nodes}
     assert nodes["compute-0"].host_keys == ("ssh-ed25519 AAAAkey0", "ecdsa-sha2-nistp256 AAAAkey0b")
     assert nodes["compute-1"].host_keys == ("ssh-ed25519 AAAAkey1",)
+    # what Ansible verifies each node with: its own lines, and those that may match any host
+    anywhere = "@revoked [192.168.122.101]:2222 ssh-rsa AAAArevoked\n*.example ssh-rsa AAAAwildcard\n"
+    assert nodes["compute-0"].known_hosts == ("[192.168.122.100]:2222,compute-0 ssh-ed25519 AAAAkey0\n"
+                                              "[192.168.122.100]:2222 ecdsa-sha2-nistp256 AAAAkey0b\n" + anywhere)
+    assert nodes["compute-1"].known_hosts == f"|1|{salt}|{digest} ssh-ed25519 AAAAkey1\n" + anywhere
 
 
 def test_a_node_without_a_host_key_is_a_problem_when_keys_are_shared(tmp_path: Any) -> None:
