@@ -200,6 +200,11 @@ def _same_input(key: str, olds: Mapping[str, Any], news: Mapping[str, Any]) -> b
 
 
 class _PlaybookProvider(ResourceProvider):
+    # The pickled provider is a reference to this class and holds nothing secret (the SDK would
+    # otherwise make it a secret of every run: one more Output in the program, one more value
+    # to encrypt in each checkpoint).
+    serialize_as_secret_always = False
+
     def create(self, props: dict[str, Any]) -> CreateResult:
         result = run_playbook(props)
         return CreateResult(id_=f"{props['host']['name']}:{props['playbook']}", outs={**props, **result})
@@ -245,7 +250,6 @@ class PlaybookRun(pulumi.dynamic.Resource):
 
     deployed_hash: pulumi.Output[str]
     """Hash of the files the last run deployed."""
-    last_run: pulumi.Output[str]
     in_sync: pulumi.Output[bool]
     """False once a refresh found the node drifted from what was deployed."""
 
@@ -285,9 +289,9 @@ class PlaybookRun(pulumi.dynamic.Resource):
                 "stop_playbook": stop_playbook or "",
                 # not a run input: a new limit applies from the next run on
                 "timeouts": dict(timeouts or DEFAULT_TIMEOUTS),
+                # The outputs the program reads (a run's recap, `last_run` and `changed`, is in
+                # the state too; each Output the program holds costs it a little per resource).
                 "deployed_hash": None,
-                "last_run": None,
-                "changed": None,
                 "in_sync": None,
             },
             pulumi.ResourceOptions.merge(secret_outputs, opts),
