@@ -5,6 +5,10 @@ SHELL := /bin/bash
 STACK ?= dev
 NODE ?= edpm-compute-0
 ROOT := $(CURDIR)
+# NODES: how many EDPM test nodes the environment runs (devenv/nodes.sh; 2 when not given)
+ifdef NODES
+export EDPM_NODE_COUNT := $(NODES)
+endif
 
 .PHONY: up down test unit integration lint env ssh toolchain venv environment status preview adopt nova-conf bench clean-env catalog
 
@@ -64,6 +68,12 @@ lint: venv
 	@cd ansible && PATH="$(ROOT)/.venv/bin:$$PATH" ansible-lint -q --profile production
 	@command -v shellcheck >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck; } >/dev/null
 	@shellcheck -x devenv/*.sh devenv/images/*.sh .ci/run
+
+## bench: measure how preview, up and deploy grow with the estate; prints the tables and writes
+## docs/benchmarks.md. Items 4-5 need the environment with 8 test nodes (`make up NODES=8` first);
+## BENCH_ARGS passes options, e.g. BENCH_ARGS='--items preview --runs 5' (see --help)
+bench: toolchain venv
+	@.venv/bin/python -m tools.bench $(BENCH_ARGS)
 
 ## preview: `pulumi preview --diff` of $(STACK), with the policy pack in policy/
 preview: environment

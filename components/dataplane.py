@@ -146,6 +146,7 @@ class EdpmNodeSet(pulumi.ComponentResource):
         self._agent = neutron_metadata
         self._libvirt_files = libvirt
         self._mounted = mounted or no_files()
+        self._nova_files: dict[str, pulumi.Output[dict[str, str]]] = {}
         template = node_set.node_template
         key = (template.ssh_private_key.reveal() if template.ssh_private_key is not None
                else _read(template.ssh_private_key_file))
@@ -164,11 +165,17 @@ class EdpmNodeSet(pulumi.ComponentResource):
 
     def _per_run(self, output: Callable[[PlaybookRun], pulumi.Output[T]], *,
                  include_marker: bool) -> pulumi.Output[dict[str, dict[str, T]]]:
-        """One output of every run, as {node: {service: value}}."""
-        return pulumi.Output.all(**{
-            node: pulumi.Output.all(**{s: output(r) for s, r in runs.items() if include_marker or s != "marker"})
-            for node, runs in self.runs.items()
-        })
+        """One output of every run, as {node: {service: value}}: one Output.all over the whole
+        node set, not one per node (each Output costs the program a little)."""
+        keys = [(node, s) for node, runs in self.runs.items() for s in runs if include_marker or s != "marker"]
+
+        def nest(values: list[T]) -> dict[str, dict[str, T]]:
+            nested: dict[str, dict[str, T]] = {node: {} for node in self.runs}
+            for (node, service), value in zip(keys, values, strict=True):
+                nested[node][service] = value
+            return nested
+
+        return pulumi.Output.all(*[output(self.runs[n][s]) for n, s in keys]).apply(nest)
 
     @property
     def node_set_name(self) -> str:
@@ -238,13 +245,21 @@ class EdpmNodeSet(pulumi.ComponentResource):
         given = {**self._node_set.node_template.ansible_vars, **node.ansible_vars}.get(variable) or []
         return {variable: sorted({*given, *names})}
 
+    def _cell_files(self, cell: str) -> pulumi.Output[dict[str, str]]:
+        """The secret files every compute of `cell` gets: one Output per cell, not per node."""
+        if cell not in self._nova_files:
+            cp = self._control_plane
+            self._nova_files[cell] = pulumi.Output.secret(pulumi.Output.all(
+                cp.compute_configs[cell], cp.migration_private_key, cp.migration_public_key,
+            ).apply(lambda v: {**v[0], "ssh-privatekey": v[1], "ssh-publickey": v[2]}))
+        return self._nova_files[cell]
+
     def _nova(self, node: Node, after: PlaybookRun) -> PlaybookRun:
-        cp = self._control_plane
         mounted_secret, mounted_public = self._mounted.of(NOVA)
         secret_extra = nova_extra_files(self._node_set, node, secret=True)
-        own_files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(pulumi.Output.all(
-            cp.compute_configs[node.cell], cp.migration_private_key, cp.migration_public_key,
-        ).apply(lambda v: {**v[0], "ssh-privatekey": v[1], "ssh-publickey": v[2], **secret_extra}))
+        own_files = self._cell_files(node.cell)
+        if secret_extra:
+            own_files = own_files.apply(lambda f: {**f, **secret_extra})
         # Shown in preview line by line: the node's own files, and those of ConfigMaps.
         own_public = {
             HOST_SPECIFIC_CONF: host_specific_conf(node.ansible_host, node.host_name,
@@ -325,8 +340,9 @@ class EdpmNodeSet(pulumi.ComponentResource):
                                   "dataplane.ovn.sbConnection")
         layout = agent_layout(self._node_set, node, agent.image)
         secret_extra = neutron_metadata_extra_files(self._node_set, node, secret=True)
-        metadata: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
-            configs[source].apply(lambda files: {**files, **secret_extra}))
+        metadata = configs[source]
+        if secret_extra:
+            metadata = metadata.apply(lambda files: {**files, **secret_extra})
         # Shown in preview line by line: all but nova's 05-nova-metadata.conf (the shared secret)
         # and snippets that set secret options.
         public = {**neutron_metadata_agent_files(layout, agent.ovn),

@@ -194,6 +194,11 @@ def _must_run(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
 
 
 class _PlaybookProvider(ResourceProvider):
+    # The pickled provider is a reference to this class and holds nothing secret (the SDK would
+    # otherwise make it a secret of every run: one more Output in the program, one more value
+    # to encrypt in each checkpoint).
+    serialize_as_secret_always = False
+
     def create(self, props: dict[str, Any]) -> CreateResult:
         result = run_playbook(props)
         return CreateResult(id_=f"{props['host']['name']}:{props['playbook']}", outs={**props, **result})
@@ -257,7 +262,6 @@ class PlaybookRun(pulumi.dynamic.Resource):
 
     deployed_hash: pulumi.Output[str]
     """Hash of the files the last run deployed."""
-    last_run: pulumi.Output[str]
     in_sync: pulumi.Output[bool]
     """False once a refresh found the node drifted from what was deployed."""
 
@@ -305,9 +309,9 @@ class PlaybookRun(pulumi.dynamic.Resource):
                 "known_hosts_file": known_hosts_file or "",
                 "node_set": node_set or "",
                 "state_urn": urn_of(name, parent_type),
+                # The outputs the program reads (a run's recap, `last_run` and `changed`, is in
+                # the state too; each Output the program holds costs it a little per resource).
                 "deployed_hash": None,
-                "last_run": None,
-                "changed": None,
                 "in_sync": None,
             },
             pulumi.ResourceOptions.merge(secret_outputs, opts),

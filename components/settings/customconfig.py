@@ -128,13 +128,26 @@ def secret_options(text: str, catalog: OptionCatalog | None) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _checked(obj: Obj, text: str, catalog: OptionCatalog | None,
+             nova_options: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """check() and secret_options() of `text`, once per load for each distinct snippet
+    (the catalog is the same object for the whole load)."""
+    key = ("customServiceConfig", text, id(catalog), nova_options)
+    found: tuple[tuple[str, ...], tuple[str, ...]] | None = obj.ctx.checked.get(key)
+    if found is None:
+        found = (tuple(check(text, catalog, nova_options=nova_options)),
+                 tuple(secret_options(text, catalog if nova_options else None)))
+        obj.ctx.checked[key] = found
+    return found
+
+
 def read_snippet(obj: Obj, key: str, catalog: OptionCatalog | None, *, nova_options: bool = True) -> tuple[str, bool]:
     """The snippet at `key`, checked; and whether it sets a secret option, which only a
     Pulumi secret may hold (the program then treats the whole snippet as secret)."""
     text = obj.text(key, "")
-    for message in check(text, catalog, nova_options=nova_options):
+    messages, secrets = _checked(obj, text, catalog, nova_options)
+    for message in messages:
         obj.ctx.problem(obj.at(key), message)
-    secrets = secret_options(text, catalog if nova_options else None)
     if secrets and not obj.is_secret(key):
         where = format_path(obj.at(key), project=False)
         obj.ctx.problem(

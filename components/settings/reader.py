@@ -6,7 +6,7 @@ so one pass over the config reports everything that is wrong.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Hashable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -37,6 +37,9 @@ class Context:
     def __init__(self, secret_keys: Collection[str]) -> None:
         self.problems: list[Problem] = []
         self.secret_keys = frozenset(secret_keys)
+        # Results of pure checks by their input, so that a value many nodes share (a
+        # customServiceConfig snippet) is checked once per load, not once per node.
+        self.checked: dict[Hashable, Any] = {}
 
     def problem(self, path: Path, message: str) -> None:
         self.problems.append(Problem(format_path(path), message))

@@ -368,6 +368,52 @@ def test_every_node_gets_every_nodes_host_keys_first(mocks: RecordingMocks, tmp_
 
 
 @pulumi.runtime.test
+def test_a_runs_provider_is_a_plain_reference_and_its_key_and_files_stay_secret(
+        mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    import base64
+    import pickle
+
+    from components.playbook import _PlaybookProvider
+
+    def check(_: Any) -> None:
+        run = mocks.of_type(PLAYBOOK_RUN)["n0-nova"]
+        assert not isinstance(run["__provider"], dict)  # no secret inside, so none in state
+        assert isinstance(pickle.loads(base64.b64decode(run["__provider"])), _PlaybookProvider)
+        assert SECRET_SIG in run["ssh_private_key"] and SECRET_SIG in run["files"]
+
+    return _all_runs(_two_node_sets(tmp_path)).apply(check)
+
+
+@pulumi.runtime.test
+def test_a_node_sets_outputs_are_by_node_and_service(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    fast = next(s for s in _two_node_sets(tmp_path) if s.node_set_name == "fast")
+    services = ["ssh-known-hosts", "neutron-metadata", "libvirt", "nova"]
+
+    def check(values: list[Any]) -> None:
+        hashes, in_sync = values
+        assert list(hashes) == list(in_sync) == ["n0"]
+        assert list(hashes["n0"]) == services  # what each service's last run deployed
+        assert list(in_sync["n0"]) == ["marker", *services]
+
+    return pulumi.Output.all(fast.deployed_hashes, fast.in_sync).apply(check)
+
+
+@pulumi.runtime.test
+def test_each_compute_gets_its_cells_config_and_the_migration_keys_as_secret_files(
+        mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    sets = _two_node_sets(tmp_path, {"n1": {"nova": "[neutron]\npassword = pw\n"}})
+
+    def check(_: Any) -> None:
+        runs = mocks.of_type(PLAYBOOK_RUN)
+        cell = {"01-nova.conf": "", "ssh-privatekey": "k", "ssh-publickey": "k.pub"}
+        assert SECRET_SIG in runs["n0-nova"]["files"] and revealed(runs["n0-nova"]["files"]) == cell
+        # a node's own secret snippet joins them, for that node alone
+        assert revealed(runs["n1-nova"]["files"]) == {**cell, "26-nova-extra-host.conf": "[neutron]\npassword = pw\n"}
+
+    return _all_runs(sets).apply(check)
+
+
+@pulumi.runtime.test
 def test_snippets_that_set_secret_options_reach_nodes_as_secret_files(
         mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
     sets = _two_node_sets(tmp_path, {

@@ -631,3 +631,25 @@ def test_libvirt_config_as_upstream_lays_it_out() -> None:
     assert (qemu["max_files"], qemu["max_processes"], qemu["default_tls_x509_verify"]) == ("32768", "131072", "1")
     assert files["sasl2-libvirt.conf"].splitlines()[1:] == ["mech_list: scram-sha-256",
                                                              "sasldb_path: /etc/libvirt/passwd.db"]
+
+
+def test_a_template_is_rendered_once_for_the_same_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    from components.render import engine
+
+    rendered: list[dict[str, Any]] = []
+
+    def fake(template: str, context: dict[str, Any]) -> str:
+        rendered.append(context)
+        return f"{template} {context!r}\n"
+
+    monkeypatch.setattr(engine, "_render", fake)
+    engine._render_once.cache_clear()
+    first = engine.render("t.j2", a="x", b=1)
+    assert engine.render("t.j2", b=1, a="x") == first and len(rendered) == 1
+    # equal is not the same: True == 1, but a template shows them differently
+    assert engine.render("t.j2", a="x", b=True) != first and len(rendered) == 2
+    # mappings and objects are rendered every time (they could change between calls)
+    engine.render("t.j2", a={"k": "v"})
+    engine.render("t.j2", a={"k": "v"})
+    assert len(rendered) == 4
+    engine._render_once.cache_clear()

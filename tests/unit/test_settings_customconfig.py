@@ -201,3 +201,31 @@ def test_control_plane_snippets_with_secrets_must_be_pulumi_secrets() -> None:
     with pytest.raises(SettingsError) as caught:
         load(raw, secret_keys=[], catalog=CATALOG)
     assert [p.path for p in caught.value.problems] == ["openstack-nova:nova.apiServiceTemplate.customServiceConfig"]
+
+
+def test_a_snippet_many_nodes_share_is_checked_once_and_reported_for_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    from components.settings import customconfig
+
+    calls: list[str] = []
+    real = customconfig.check
+
+    def counting(text: str, catalog: Any, *, nova_options: bool = True) -> list[str]:
+        calls.append(text)
+        return real(text, catalog, nova_options=nova_options)
+
+    monkeypatch.setattr(customconfig, "check", counting)
+    shared = "[libvirt]\ncpu_modle = Nehalem\n"
+    nodes = {f"c{i}": {"ansibleHost": f"10.0.0.{i + 1}", "customServiceConfig": {"nova": shared}}
+             for i in range(3)}
+    raw = {"dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "nodeSets": {"edpm": {
+        "nodeTemplate": {"ansibleSSHPrivateKeyFile": KNOWN_HOSTS, "knownHostsFile": KNOWN_HOSTS},
+        "services": ["nova"], "nodes": nodes}}}}
+    with pytest.raises(SettingsError) as caught:
+        load(raw, secret_keys=["dataplane"], catalog=CATALOG)
+    assert calls.count(shared) == 1
+    assert [p.path for p in caught.value.problems if "customServiceConfig" in p.path] == [
+        f"openstack-nova:dataplane.nodeSets.edpm.nodes.c{i}.customServiceConfig.nova" for i in range(3)]
+    # a new load checks again (the catalog, or the option definitions, may have changed)
+    with pytest.raises(SettingsError):
+        load(raw, secret_keys=["dataplane"], catalog=CATALOG)
+    assert calls.count(shared) == 2

@@ -1,0 +1,150 @@
+"""The bench's own parts (tools/bench): its stack configs are valid stacks, its
+parsers read what the CLI prints, its report keeps what it did not measure.
+No timing is asserted anywhere: the bench measures, tests never do."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.settings import load
+from tools.bench import live, offline, report, stack, workspace
+from tools.bench.measure import run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _with_passwords(config: dict) -> dict:
+    for path, value in stack.secret_settings().items():
+        *parents, last = path.removeprefix("openstack-nova:").split(".")
+        target = config
+        for key in parents:
+            target = target.setdefault(key, {})
+        target[last] = value
+    return config
+
+
+def test_made_up_nodes_are_distinct_and_dealt_to_three_cells() -> None:
+    nodes = stack.bench_nodes(600)
+    assert len({n.name for n in nodes}) == len({n.address for n in nodes}) == 600
+    assert [n.cell for n in nodes[:4]] == ["cell1", "cell2", "cell3", "cell1"]
+    assert all(not n.address.endswith((".0", ".255")) for n in nodes)
+    assert {n.node_set for n in nodes} == {"edpm-cell1", "edpm-cell2", "edpm-cell3"}
+
+
+def test_the_made_up_stack_is_a_valid_stack(tmp_path: Path) -> None:
+    nodes = stack.bench_nodes(30)
+    (tmp_path / "known_hosts").write_text(stack.known_hosts(nodes))
+    (tmp_path / "key").write_text("k\n")
+    config = stack.bench_config(30, render_dir=str(tmp_path / "r"), key_file=str(tmp_path / "key"),
+                                known_hosts_file=str(tmp_path / "known_hosts"))
+    settings = load(_with_passwords(config), secret_keys=["nova"])
+    assert settings.kubernetes.mode.value == "render"
+    assert [c.name for c in settings.nova.cells] == ["cell0", "cell1", "cell2", "cell3"]
+    assert {s.name: len(s.nodes) for s in settings.dataplane.node_sets} == {
+        "edpm-cell1": 10, "edpm-cell2": 10, "edpm-cell3": 10}
+    # every node's key is found (ssh-known-hosts would fail the preview otherwise)
+    assert all(n.host_keys for n in settings.dataplane.nodes)
+    snippets = {n.custom_service_config.nova for n in settings.dataplane.nodes}
+    assert len(snippets) == len(stack.CPU_MODELS)
+
+
+def test_the_bench_stack_with_no_nodes_is_valid(tmp_path: Path) -> None:
+    config = stack.bench_config(0, render_dir=str(tmp_path), key_file="k", known_hosts_file="kh")
+    assert load(_with_passwords(config), secret_keys=["nova"]).dataplane.node_sets == ()
+
+
+def test_dev_stack_with_test_nodes() -> None:
+    dev = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
+    before = json.dumps(dev, sort_keys=True)
+    eight = stack.with_test_nodes(dev, 8, changed="[DEFAULT]\ndebug = true\n")
+    assert json.dumps(dev, sort_keys=True) == before  # the dev document is left alone
+    nodes = eight["config"]["openstack-nova:dataplane"]["nodeSets"]["edpm-compute"]["nodes"]
+    assert list(nodes) == [f"edpm-compute-{i}" for i in range(8)]
+    assert nodes["edpm-compute-7"]["ansibleHost"] == "192.168.122.107"
+    # the dev stack's own two nodes keep their cells (a deployed node's cell cannot change)
+    assert "cell" not in nodes["edpm-compute-0"] and nodes["edpm-compute-1"]["cell"] == "cell2"
+    assert [n for n, v in nodes.items() if "customServiceConfig" in v] == ["edpm-compute-0"]
+    assert eight["encryptionsalt"] == dev["encryptionsalt"]
+    none = stack.with_test_nodes(dev, 0)
+    assert none["config"]["openstack-nova:dataplane"]["nodeSets"]["edpm-compute"]["nodes"] == {}
+
+
+def test_resource_counts_come_from_the_summary() -> None:
+    preview = "Previewing update (bench):\n...\nResources:\n    + 2577 to create\n\n"
+    assert offline.resource_count(preview) == 2577
+    up = "Resources:\n    ~ 1 updated\n    1076 unchanged\n\nDuration: 30s\n"
+    assert offline.resource_count(up) == 1077
+    assert offline.resource_count("error: no summary") == 0
+
+
+def test_playbook_runs_by_operation_from_up_json() -> None:
+    def event(op: str, name: str, typ: str = live.PLAYBOOK_RUN) -> str:
+        urn = f"urn:pulumi:dev::openstack-nova::openstack-nova:dataplane:EdpmNodeSet${typ}::{name}"
+        return json.dumps({"resOutputsEvent": {"metadata": {"op": op, "type": typ, "urn": urn}}})
+
+    output = "\n".join([event("same", "n0-marker"), event("update", "n0-nova"), "not json",
+                        event("create", "ns", "kubernetes:core/v1:Namespace"), event("create", "n1-nova")])
+    assert live.steps(output) == {"same": ["n0-marker"], "update": ["n0-nova"], "create": ["n1-nova"]}
+
+
+def _point(label: str, nodes: int, seconds: float, resources: int = 0) -> offline.Point:
+    return offline.Point(label, nodes, resources=resources, seconds=[seconds], peak_mib=[100.0],
+                         cpu=[{"program": 1.0, "engine": 0.5}])
+
+
+def test_preview_section_says_which_targets_are_met() -> None:
+    program = [_point("0", 0, 4.0, 71), _point("50", 50, 4.5, 327), _point("500", 500, 9.0, 2577)]
+    floor = [_point("f0", 0, 2.0), _point("f50", 50, 2.5), _point("f500", 500, 5.0)]
+    text = report.preview_section(program, floor)
+    assert "| 500 | 2577 | 9.0 s | 10 ms | 100 MiB | 1.0 / 0.5 / 0.0 | 5.0 s | 6 ms | 1.80 |" in text
+    assert "- met: 10 ms per node above the 0-node preview at 500 nodes (target: at most 12 ms)" in text
+    assert "- met: the per-node cost at 500 nodes is 1.00x the one at 50" in text
+    assert "- met: the 500-node preview takes 1.80x the engine's floor" in text
+    slow = [program[0], program[1], _point("500", 500, 40.0, 2577)]
+    assert "- MISSED: 72 ms per node" in report.preview_section(slow, floor)
+
+
+def test_the_document_keeps_sections_that_were_not_measured() -> None:
+    machine = report.Machine("CPU", 2, 24.0, (1.0, 1.0, 1.0), "today", "abc", "v3")
+    old = report.merge("# Benchmarks\n\nhand-written\n", {
+        "preview": report.section("preview", machine, "old preview\n"),
+        "live": report.section("live", machine, "live results\n")})
+    new = report.merge(old, {"preview": report.section("preview", machine, "new preview\n")})
+    assert "new preview" in new and "old preview" not in new
+    assert "live results" in new and new.startswith("# Benchmarks\n\nhand-written\n")
+    assert new.index("bench:preview begin") < new.index("bench:live begin")
+    assert report.merge(new, {}) == new
+
+
+def test_measure_runs_a_command_and_reports_its_output(tmp_path: Path) -> None:
+    sample = run([sys.executable, "-c", "print('hello')"], {"PATH": "/usr/bin:/bin"}, tmp_path)
+    assert (sample.returncode, sample.output) == (0, "hello\n")
+    assert sample.seconds > 0
+
+
+def test_a_shim_venv_runs_the_projects_packages_with_its_own_scripts(tmp_path: Path) -> None:
+    venv = workspace.shim_venv(tmp_path / "venv", scripts={"ansible-playbook": offline.STUB_ANSIBLE})
+    probe = "import sys, pulumi; print(sys.prefix)"
+    prefix = subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    # PlaybookRun finds ansible-playbook next to sys.executable: the stand-in
+    assert Path(prefix) == venv
+    out = subprocess.run([str(venv / "bin" / "ansible-playbook"), "nova.yml"], capture_output=True, text=True,
+                         check=True).stdout
+    assert "ok=1 changed=0 unreachable=0 failed=0" in out
+    assert (venv / "ansible-calls").read_text() == "nova.yml\n"
+
+
+@pytest.mark.parametrize("argv", [["--items", "preview,bogus"]])
+def test_unknown_items_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from tools.bench.__main__ import parse
+
+    with pytest.raises(SystemExit):
+        parse(argv)
+    assert "unknown item(s) bogus" in capsys.readouterr().err

@@ -1,0 +1,280 @@
+"""The bench items that need no cluster and no test node: previews of made-up
+estates (item 1), the engine's floor (2), a no-change `up` (3) and the cost of
+checking customServiceConfig (6). Each runs in a project copy and a backend of
+the bench's own below `workdir`."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import stack, workspace
+from .measure import Sample, run
+
+STACK = "bench"
+_COUNT = re.compile(r"^\s*[-+~]*\s*(\d+) (?:to create|to update|to delete|to replace|unchanged|created|updated|"
+                    r"deleted|replaced)\b", re.M)
+# Stands in for ansible-playbook where the made-up nodes would have to be reached: it records
+# the call and reports a run that changed nothing (the recap line PlaybookRun reads).
+STUB_ANSIBLE = """echo "$*" >>"$(dirname "$0")/../ansible-calls"
+echo 'PLAY RECAP'
+echo 'node : ok=1 changed=0 unreachable=0 failed=0'"""
+# Replaces a project copy's __main__.py: the same program with nova's options unchecked
+# (load() with no catalog checks snippets' syntax only), for item 6.
+UNCHECKED_MAIN = '''"""The program with customServiceConfig checked for syntax only (the bench's item 6)."""
+import functools
+import runpy
+
+import components.settings.source as source
+
+source.load = functools.partial(source.load, catalog=None)
+runpy.run_path("program.py", run_name="__main__")
+'''
+
+
+class BenchError(Exception):
+    pass
+
+
+@dataclass
+class Point:
+    """One configuration measured `len(seconds)` times."""
+
+    label: str
+    nodes: int
+    resources: int = 0
+    seconds: list[float] = field(default_factory=list)
+    peak_mib: list[float] = field(default_factory=list)
+    cpu: list[Mapping[str, float]] = field(default_factory=list)
+
+    def add(self, sample: Sample) -> None:
+        self.seconds.append(sample.seconds)
+        self.peak_mib.append(sample.peak_mib)
+        self.cpu.append(sample.cpu)
+        self.resources = resource_count(sample.output) or self.resources
+
+    @property
+    def median_seconds(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def median_peak_mib(self) -> float:
+        return statistics.median(self.peak_mib)
+
+    def median_cpu(self) -> dict[str, float]:
+        parts = sorted({p for sample in self.cpu for p in sample})
+        return {p: statistics.median(sample.get(p, 0.0) for sample in self.cpu) for p in parts}
+
+
+def resource_count(output: str) -> int:
+    """The resources a preview or up summary counts (0 when it has no summary)."""
+    summary = output.rsplit("Resources:", 1)
+    return sum(int(n) for n in _COUNT.findall(summary[1])) if len(summary) == 2 else 0
+
+
+class Workspace:
+    """The bench's own Pulumi home, backend and project copies, below `workdir`."""
+
+    def __init__(self, workdir: Path, log: Callable[[str], None] = print) -> None:
+        self.workdir = workdir
+        self.env = workspace.isolated_env(workspace.local_env(), workdir)
+        self.log = log
+        (workdir / "id_bench").write_text("not a key: no Ansible run reads it\n")
+
+    def cli(self, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(["pulumi", "--non-interactive", *args], env=self.env, cwd=project,
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise BenchError(f"pulumi {' '.join(args)} failed in {project}:\n"
+                             f"{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+        return proc
+
+    def project(self, name: str, *, unchecked: bool = False) -> Path:
+        """A fresh copy of the project (`unchecked`: with item 6's __main__.py)."""
+        dest = self.workdir / name
+        if dest.exists():
+            shutil.rmtree(dest)
+        workspace.copy_project(dest)
+        if unchecked:
+            (dest / "__main__.py").rename(dest / "program.py")
+            (dest / "__main__.py").write_text(UNCHECKED_MAIN)
+        return dest
+
+    def made_up_stack(self, project: Path, name: str, nodes: int) -> None:
+        """Stack `name` of `project`: `nodes` made-up nodes in render mode, passwords set as secrets."""
+        made_up = stack.bench_nodes(nodes)
+        known_hosts = self.workdir / f"known_hosts-{name}"
+        known_hosts.write_text(stack.known_hosts(made_up))
+        config = stack.bench_config(nodes, render_dir=str(self.workdir / "render" / project.name / name),
+                                    key_file=str(self.workdir / "id_bench"), known_hosts_file=str(known_hosts))
+        self.fresh_stack(project, name)
+        salt = workspace.read_stack(project, name).get("encryptionsalt")
+        workspace.write_stack(project, name, stack.stack_document(config, salt))
+        pairs = [a for k, v in stack.secret_settings().items() for a in ("--secret", f"{k}={v}")]
+        self.cli(project, "config", "set-all", "--path", "-s", name, *pairs)
+
+    def fresh_stack(self, project: Path, name: str) -> None:
+        """Stack `name` with no state (one left by an earlier bench in this workdir is removed first)."""
+        subprocess.run(["pulumi", "--non-interactive", "stack", "rm", "--yes", "--force", "--preserve-config",
+                        "-s", name], env=self.env, cwd=project, capture_output=True, check=False)
+        self.cli(project, "stack", "init", name)
+
+    def timed(self, project: Path, *args: str) -> Sample:
+        sample = run(["pulumi", "--non-interactive", *args], self.env, project)
+        if sample.returncode != 0:
+            raise BenchError(f"pulumi {' '.join(args)} failed in {project}:\n{sample.output[-3000:]}")
+        return sample
+
+
+def preview_args(name: str) -> list[str]:
+    return ["preview", "-s", name]
+
+
+def measure_previews(ws: Workspace, nodes: Sequence[int], runs: int) -> list[Point]:
+    """Item 1: a preview of a fresh stack of each size, `runs` times, sizes interleaved."""
+    project = ws.project("program")
+    points = {n: Point(f"{n} nodes", n) for n in nodes}
+    for n in nodes:
+        ws.made_up_stack(project, f"{STACK}-{n}", n)
+    for index in range(runs):
+        for n in nodes:
+            sample = ws.timed(project, *preview_args(f"{STACK}-{n}"))
+            points[n].add(sample)
+            ws.log(f"  preview, {n} nodes, run {index + 1}: {sample.seconds:.1f} s, {sample.peak_mib:.0f} MiB")
+    return [points[n] for n in nodes]
+
+
+def floor_project(ws: Workspace) -> Path:
+    """The minimal program of item 2, importing its provider by reference as the program does."""
+    dest = ws.workdir / "floor"
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir()
+    shutil.copy2(workspace.ROOT / "tools" / "bench" / "floor" / "__main__.py", dest / "__main__.py")
+    (dest / "tools").symlink_to(workspace.ROOT / "tools")
+    venv = (workspace.ROOT / ".venv").resolve()
+    (dest / "Pulumi.yaml").write_text(
+        f"name: bench-floor\nruntime:\n  name: python\n  options:\n    virtualenv: {venv}\n")
+    return dest
+
+
+def measure_floor(ws: Workspace, program: Sequence[Point], runs: int) -> list[Point]:
+    """Item 2: the floor program previewing as many resources as the program had at each size."""
+    project = floor_project(ws)
+    points = {p.nodes: Point(f"{p.resources} trivial resources", p.nodes) for p in program}
+    for p in program:
+        name = f"floor-{p.nodes}"
+        ws.fresh_stack(project, name)
+        # the stack and the floor's one component count too
+        ws.cli(project, "config", "set", "-s", name, "resources", str(max(p.resources - 2, 0)))
+    for index in range(runs):
+        for p in program:
+            sample = ws.timed(project, *preview_args(f"floor-{p.nodes}"))
+            points[p.nodes].add(sample)
+            ws.log(f"  floor, {p.resources} resources, run {index + 1}: {sample.seconds:.1f} s")
+    return [points[p.nodes] for p in program]
+
+
+@dataclass
+class NoChangeUp:
+    nodes: int
+    deploy_calls: int  # stand-in ansible-playbook calls of the first deploy
+    up_calls: int  # ... of the measured no-change ups (must be 0)
+    preview: Point
+    up: Point
+
+
+def measure_no_change_up(ws: Workspace, nodes: int, runs: int) -> NoChangeUp:
+    """Item 3: a deployed estate of made-up nodes (a stand-in ansible-playbook took the first
+    deploy), then a no-change preview and a no-change `up`, `runs` times each."""
+    project = ws.project("estate")
+    venv = workspace.shim_venv(ws.workdir / "estate-venv", scripts={"ansible-playbook": STUB_ANSIBLE})
+    workspace.use_venv(project, venv)
+    calls = venv / "ansible-calls"
+    calls.unlink(missing_ok=True)
+    ws.made_up_stack(project, "estate", nodes)
+    start = time.perf_counter()
+    ws.cli(project, "up", "--yes", "--skip-preview", "-s", "estate")
+    deploy_calls = _lines(calls)
+    ws.log(f"  estate of {nodes} nodes deployed in {time.perf_counter() - start:.0f} s "
+           f"({deploy_calls} stand-in playbook runs)")
+    preview, up = Point("no-change preview", nodes), Point("no-change up", nodes)
+    for index in range(runs):
+        preview.add(ws.timed(project, "preview", "-s", "estate"))
+        up.add(ws.timed(project, "up", "--yes", "--skip-preview", "-s", "estate"))
+        ws.log(f"  no change, run {index + 1}: preview {preview.seconds[-1]:.1f} s, up {up.seconds[-1]:.1f} s")
+    return NoChangeUp(nodes=nodes, deploy_calls=deploy_calls, up_calls=_lines(calls) - deploy_calls,
+                      preview=preview, up=up)
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def measure_validation(ws: Workspace, nodes: int, runs: int) -> tuple[Point, Point]:
+    """Item 6: previews of the same fresh stack with customServiceConfig checked against nova's
+    options (the program) and for syntax only (UNCHECKED_MAIN), interleaved."""
+    checked, unchecked = ws.project("checked"), ws.project("unchecked", unchecked=True)
+    ws.made_up_stack(checked, "checked", nodes)
+    ws.made_up_stack(unchecked, "unchecked", nodes)
+    on, off = Point("options checked", nodes), Point("syntax only", nodes)
+    for index in range(runs):
+        on.add(ws.timed(checked, *preview_args("checked")))
+        off.add(ws.timed(unchecked, *preview_args("unchecked")))
+        ws.log(f"  validation, run {index + 1}: on {on.seconds[-1]:.1f} s, off {off.seconds[-1]:.1f} s")
+    return on, off
+
+
+def settings_load_seconds(ws: Workspace, nodes: int, runs: int) -> tuple[float, float]:
+    """Item 6 in process: median seconds of load() of the made-up stack's config, with nova's
+    options checked and with syntax only (no CLI, so no noise from the engine)."""
+    from components.settings import load
+    from components.settings.catalog import _read_cached
+
+    made_up = stack.bench_nodes(nodes)
+    known_hosts = ws.workdir / "known_hosts-load"
+    known_hosts.write_text(stack.known_hosts(made_up))
+    raw = stack.bench_config(nodes, render_dir=str(ws.workdir / "render-load"),
+                             key_file=str(ws.workdir / "id_bench"), known_hosts_file=str(known_hosts))
+    for path, value in stack.secret_settings().items():
+        *parents, last = path.removeprefix(f"{stack.PROJECT}:").split(".")
+        target = raw
+        for key in parents:
+            target = target.setdefault(key, {})
+        target[last] = value
+    timings: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(runs):
+        for checked in (True, False):
+            _read_cached.cache_clear()  # the program reads the catalog once per run
+            start = time.perf_counter()
+            if checked:
+                load(raw, secret_keys=["nova"])
+            else:
+                load(raw, secret_keys=["nova"], catalog=None)
+            timings[checked].append(time.perf_counter() - start)
+    return statistics.median(timings[True]), statistics.median(timings[False])
+
+
+def measure_stub_fanout(ws: Workspace, sizes: Sequence[int], seconds: float, runs: int) -> list[Point]:
+    """Item 5 without the environment: a fresh deploy of K made-up nodes whose every playbook
+    run is a stand-in that takes `seconds`, so what remains is how many runs Pulumi and the
+    dynamic provider let happen at once (the nodes' own CPU and SSH do not count)."""
+    project = ws.project("fanout")
+    sleeping = f"sleep {seconds}\n{STUB_ANSIBLE}"
+    venv = workspace.shim_venv(ws.workdir / "fanout-venv", scripts={"ansible-playbook": sleeping})
+    workspace.use_venv(project, venv)
+    points = {k: Point(f"{k} nodes", k) for k in sizes}
+    for index in range(runs):
+        for k in sizes:
+            name = f"fanout-{k}"
+            ws.made_up_stack(project, name, k)
+            sample = ws.timed(project, "up", "--yes", "--skip-preview", "-s", name)
+            points[k].add(sample)
+            ws.log(f"  stand-in fan-out, {k} nodes, run {index + 1}: {sample.seconds:.1f} s")
+    return [points[k] for k in sizes]
