@@ -11,6 +11,8 @@ its limits and removes that directory, even when `pulumi up` is killed.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import re
@@ -44,7 +46,8 @@ from components.settings.knownhosts import KnownHosts, lookup_name
 ROOT = Path(__file__).resolve().parent.parent
 ANSIBLE_DIR = ROOT / "ansible"
 # The inputs whose change means the node must be configured again.
-RUN_INPUTS = ("playbook", "host", "host_vars", "ssh_private_key", "known_hosts", "files", "public_files", "vars")
+RUN_INPUTS = ("playbook", "roles", "host", "host_vars", "ssh_private_key", "known_hosts", "files", "public_files",
+              "vars")
 # What a delete needs to know: a change is recorded in the state without running anything.
 # (The known hosts' file and node set, only named in messages, follow with the next run:
 # the file's path may differ from one machine to the next.)
@@ -186,6 +189,36 @@ def _forgotten_nodes() -> set[str]:
     return {n.strip() for n in os.environ.get(FORGET_NODES, "").split(",") if n.strip()}
 
 
+def roles_fingerprint(playbook: str, ansible_dir: Path = ANSIBLE_DIR) -> str:
+    """A hash of what a run of `playbook` executes: ansible.cfg, the playbook, and every role
+    it names, directly or through another role. A new role lays out what the old one did not,
+    so a change re-runs the playbook on its nodes; and a refresh checks a node only with the
+    roles its run was made with."""
+    return _fingerprint(playbook, ansible_dir.resolve())
+
+
+@functools.cache
+def _fingerprint(playbook: str, ansible_dir: Path) -> str:
+    roles_dir = ansible_dir / "roles"
+    known = {r.name for r in roles_dir.iterdir() if r.is_dir()} if roles_dir.is_dir() else set()
+    files = [ansible_dir / "ansible.cfg", ansible_dir / "playbooks" / playbook]
+    pending, seen = [files[1]], set[str]()
+    while pending:
+        path = pending.pop()
+        text = path.read_text(errors="replace") if path.is_file() else ""
+        for role in sorted(known & set(re.findall(r"\b(edpm_\w+)", text)) - seen):
+            seen.add(role)
+            role_files = sorted(f for f in (roles_dir / role).rglob("*") if f.is_file())
+            files += role_files
+            pending += role_files
+    digest = hashlib.sha256()
+    for path in files:
+        if path.is_file():
+            digest.update(f"{path.relative_to(ansible_dir)}\0".encode())
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def _must_run(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     """Whether the node must be configured again: an input of the run changed (the node's
     known hosts count by the keys trusted for the node), or a refresh found it drifted."""
@@ -226,8 +259,13 @@ class _PlaybookProvider(ResourceProvider):
         """`pulumi refresh`: Ansible in check mode on the node; any change it would make is drift."""
         if not props.get("playbook"):
             return ReadResult(id_=id_, outs=props)
-        drift = run_playbook(props, check=True)["changed"]
-        state = {**props, "in_sync": drift == 0}
+        if props.get("roles") != roles_fingerprint(props["playbook"]):
+            # Deployed with other roles than these, which may expect other files: the node is
+            # not what these roles would make it, and only a run with them can say more.
+            in_sync = False
+        else:
+            in_sync = run_playbook(props, check=True)["changed"] == 0
+        state = {**props, "in_sync": in_sync}
         # Keep secret what was secret: a refresh writes these back to state.
         for key in ("ssh_private_key", "files"):
             state[key] = {rpc._special_sig_key: rpc._special_secret_sig, "value": props.get(key)}
@@ -294,6 +332,7 @@ class PlaybookRun(pulumi.dynamic.Resource):
             name,
             {
                 "playbook": playbook,
+                "roles": roles_fingerprint(playbook),
                 "host": host,
                 "ssh_private_key": pulumi.Output.secret(ssh_private_key),
                 "known_hosts": known_hosts,

@@ -339,3 +339,48 @@ def test_a_busy_node_names_the_run_that_holds_it() -> None:
         f"edpm-compute-1 is busy: another run on it did not end within 600s (nodeTemplate.timeouts.lock): {holder}. "
         "It ends by itself within its own time limit: run `pulumi up` again then, or stop it now with `kill <pid>` "
         "on the machine named (it stops Ansible and frees the node).")
+
+
+def _ansible_tree(root: Path) -> Path:
+    for rel, text in {"ansible.cfg": "[defaults]\n", "playbooks/nova.yml": "- import_role: {name: edpm_nova}\n",
+                      "playbooks/libvirt.yml": "- import_role: {name: edpm_libvirt}\n",
+                      "roles/edpm_nova/tasks/main.yml": "- import_role: {name: edpm_common}\n",
+                      "roles/edpm_common/tasks/main.yml": "- debug: {}\n",
+                      "roles/edpm_libvirt/tasks/main.yml": "- debug: {}\n"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("edited, reruns_nova", [
+    ("roles/edpm_nova/tasks/main.yml", True),
+    ("roles/edpm_common/tasks/main.yml", True),  # named by a role the playbook runs
+    ("playbooks/nova.yml", True),
+    ("ansible.cfg", True),
+    ("roles/edpm_libvirt/tasks/main.yml", False),
+])
+def test_the_roles_a_playbook_runs_are_a_run_input(tmp_path: Path, edited: str, reruns_nova: bool) -> None:
+    before = playbook.roles_fingerprint("nova.yml", _ansible_tree(tmp_path / "a"))
+    tree = _ansible_tree(tmp_path / "b")
+    (tree / edited).write_text((tree / edited).read_text() + "# edited\n")
+    after = playbook.roles_fingerprint("nova.yml", tree)
+    assert (before != after) is reruns_nova
+    assert diff({**PROPS, "roles": before}, {**PROPS, "roles": after}) is reruns_nova
+
+
+def test_a_run_recorded_before_roles_were_an_input_runs_again() -> None:
+    assert diff(PROPS, {**PROPS, "roles": playbook.roles_fingerprint("nova.yml")}) is True
+
+
+def test_a_refresh_of_a_node_deployed_with_other_roles_says_out_of_sync_without_a_check(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkout's roles may expect files the recorded run never had: no check-mode run."""
+    def no_run(*_: Any, **__: Any) -> dict[str, Any]:
+        raise AssertionError("ran the playbook")
+
+    monkeypatch.setattr(playbook, "run_playbook", no_run)
+    result = _PlaybookProvider().read("id", {**PROPS, "roles": "recorded-by-other-roles"})
+    assert result.outs is not None and result.outs["in_sync"] is False
+    monkeypatch.setattr(playbook, "run_playbook", lambda *_, **__: {"changed": 0})
+    result = _PlaybookProvider().read("id", {**PROPS, "roles": playbook.roles_fingerprint("nova.yml")})
+    assert result.outs is not None and result.outs["in_sync"] is True
