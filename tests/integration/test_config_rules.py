@@ -46,7 +46,7 @@ RULES: dict[str, tuple[dict[str, Any], str, str]] = {
     "shared host keys need a known_hosts file": (
         {"nova": {"cellTemplates": CELLS}, "dataplane": node_set("cell1")},
         "openstack-nova:dataplane.nodeSets.edpm.nodeTemplate.knownHostsFile",
-        "is required by the ssh-known-hosts service"),
+        "is required: a known_hosts file with each node's host key"),
     "neutron-metadata needs the OVN southbound database": (
         {"nova": {"cellTemplates": CELLS}, "dataplane": node_set("cell1")},
         "openstack-nova:dataplane.ovn.sbConnection", "is required by the neutron-metadata service"),

@@ -98,4 +98,4 @@ def test_new_cell_adds_its_objects_and_rolls_top_level_services(plane: Stack) ->
     rolled = [("kubernetes:apps/v1:StatefulSet", n) for n in ("nova-api", "nova-metadata", "nova-scheduler")]
     assert updated == sorted([*rolled, ("kubernetes:core/v1:Secret", "nova-service-cleanup-config")])
     # the stale-record cleanup runs again with the new cell's conductor in its plan; nothing else is replaced
-    assert {name_of(s) for s in steps if s["op"] not in ("create", "update")} <= {"nova-service-cleanup"}
+    assert {name_of(s) for s in steps if s["op"] not in ("create", "update")} <= {"nova-service-cleanup-job"}
