@@ -46,6 +46,7 @@ class Candidate:
     kind: str
     namespace: str | None
     name: str
+    declared: frozenset[str] = frozenset()  # the inputs the program sets (top-level keys)
 
     @property
     def import_id(self) -> str:
@@ -75,8 +76,26 @@ def candidates(steps: Iterable[dict[str, Any]], kinds: set[str]) -> list[Candida
         if not isinstance(name, str):
             raise AdoptError(f"{step['urn']} has no known metadata.name in the preview; give it a fixed name")
         namespace = None if kind in CLUSTER_SCOPED else str(meta.get("namespace") or "default")
-        found.append(Candidate(str(step["urn"]), kind, namespace, name))
+        found.append(Candidate(str(step["urn"]), kind, namespace, name, frozenset(state.get("inputs") or {})))
     return found
+
+
+def trim_inputs(deployment: dict[str, Any], adopted: Iterable[Candidate]) -> bool:
+    """Drops from each adopted object's recorded inputs what the program does not set.
+    The import records every field the cluster reports (a Secret's defaulted `type`
+    among them), and the provider would read a field the program leaves out as removed:
+    for `type`, a replacement instead of an update in place. True if anything changed."""
+    declared = {c.urn: c.declared for c in adopted}
+    changed = False
+    for resource in deployment.get("resources", []):
+        keep = declared.get(resource.get("urn"))
+        if not keep:
+            continue
+        for recorded in (resource.get("inputs") or {}, (resource.get("outputs") or {}).get("__inputs") or {}):
+            for key in [k for k in recorded if k not in keep]:
+                del recorded[key]
+                changed = True
+    return changed
 
 
 def _qualified_type(urn: str) -> str:
@@ -228,7 +247,26 @@ def main(argv: list[str]) -> int:
     command = ["pulumi", "import", "-s", args.stack, "--file", str(out), "--protect=false", "--generate-code=false"]
     if args.yes:
         command += ["--yes", "--skip-preview"]
-    return subprocess.run(command, cwd=ROOT, check=False).returncode
+    status = subprocess.run(command, cwd=ROOT, check=False).returncode
+    if status != 0:
+        return status
+    try:
+        _trim_state(args.stack, adopt.values())
+    except AdoptError as err:
+        print(f"{PROG}: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _trim_state(stack: str, adopted: Iterable[Candidate]) -> None:
+    state = json.loads(_run(["pulumi", "stack", "export", "-s", stack]).stdout)
+    if not trim_inputs(state.get("deployment") or {}, adopted):
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        trimmed = Path(scratch) / "state.json"
+        _write_private(trimmed, json.dumps(state))
+        _run(["pulumi", "stack", "import", "-s", stack, "--file", str(trimmed)])
+    print(f"{PROG}: recorded only the inputs the program sets for the adopted objects")
 
 
 if __name__ == "__main__":

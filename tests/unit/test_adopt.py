@@ -132,3 +132,20 @@ def test_the_import_file_is_readable_by_its_owner_only(tmp_path: Path) -> None:
     adopt._write_private(path, json.dumps({"resources": []}))
     assert path.stat().st_mode & 0o777 == 0o600
     assert json.loads(path.read_text()) == {"resources": []}
+
+
+def test_adopted_objects_keep_only_the_inputs_the_program_sets() -> None:
+    secret = "urn:pulumi:s::p::kubernetes:core/v1:Secret::api"
+    recorded = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "api"}, "data": "x", "type": "Opaque"}
+    other = {"urn": "urn:pulumi:s::p::kubernetes:core/v1:Secret::other", "inputs": dict(recorded)}
+    deployment = {"resources": [
+        {"urn": secret, "inputs": dict(recorded), "outputs": {"__inputs": dict(recorded), "type": "Opaque"}}, other]}
+    adopted = [adopt.Candidate(secret, "Secret", "ns", "api",
+                               frozenset({"apiVersion", "kind", "metadata", "stringData"}))]
+    assert adopt.trim_inputs(deployment, adopted) is True
+    kept = {"apiVersion", "kind", "metadata"}
+    assert set(deployment["resources"][0]["inputs"]) == kept
+    assert set(deployment["resources"][0]["outputs"]["__inputs"]) == kept
+    assert deployment["resources"][0]["outputs"]["type"] == "Opaque"  # what the cluster holds stays
+    assert other["inputs"] == recorded  # not adopted: untouched
+    assert adopt.trim_inputs(deployment, adopted) is False
