@@ -721,10 +721,10 @@ cmd_stop() {
 # and for kubelet until it reports the node Ready. The other daemons run on.
 # A daemon that does not come back is left as it is, with its log's tail.
 cmd_restart() { # name
-  require_root
   local name=${1:-} d known="" log started i
   for d in "${DAEMONS[@]}"; do [ "$d" = "$name" ] && known=1; done
   [ -n "$known" ] || die "usage: $PROG restart DAEMON, one of: ${DAEMONS[*]}"
+  require_root
   need_bin "$name"
   export PATH="$TOOLCHAIN_BIN:/usr/local/sbin:/usr/sbin:/sbin:$PATH" # the shim, runc, nft, iptables
   mkdir -p "$KUBE_DIR" "$RUN_DIR"
