@@ -10,7 +10,7 @@ ifdef NODES
 export EDPM_NODE_COUNT := $(NODES)
 endif
 
-.PHONY: up down test unit integration lint env ssh toolchain venv environment status preview adopt nova-conf bench clean-env catalog
+.PHONY: up down test unit integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog
 
 ## up: set up whatever is missing, then `pulumi up` on $(STACK)
 up: environment
@@ -23,6 +23,11 @@ environment: toolchain venv
 ## status: each daemon of the local Kubernetes, its node and DNS, and the test nodes
 status:
 	@TOOLCHAIN_BIN="$$(devenv/toolchain.sh bindir)" devenv/cluster.sh status; devenv/nodes.sh status
+
+## restart: stop one daemon of the local Kubernetes and start it again (DAEMON=kube-apiserver, kubelet, ...,
+## as `make status` lists them); it returns once the daemon is healthy (kubelet: the node Ready)
+restart:
+	@TOOLCHAIN_BIN="$$(devenv/toolchain.sh bindir)" devenv/cluster.sh restart '$(DAEMON)'
 
 toolchain:
 	@devenv/toolchain.sh all >/dev/null

@@ -2,7 +2,7 @@
 # A real single-node Kubernetes: etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, containerd with runc, kubelet, kube-proxy, a CNI bridge, and
 # CoreDNS as a Deployment behind the kube-dns Service.
-# Usage: cluster.sh start|stop|status
+# Usage: cluster.sh start|stop|status|restart DAEMON
 # Binaries come from $TOOLCHAIN_BIN (its images/ holds the pause and CoreDNS
 # images); state, logs and kubeconfig from $ENV_DIR/kube. The node's address,
 # interfaces, cgroups and nft tables are host-wide: one environment at a time
@@ -156,10 +156,14 @@ wait_healthy() { # name seconds
   return 1
 }
 
-# One line, then the log tail that explains it; leave nothing half-started.
-fail_with_log() { # log message
+# One line, then the log tail that explains it.
+explain_log() { # log message
   printf '%s: %s; last lines of %s:\n' "$PROG" "$2" "$1" >&2
   tail -n 15 "$1" 2>/dev/null | sed 's/^/  /' >&2
+}
+# The same, and leave nothing half-started.
+fail_with_log() { # log message
+  explain_log "$@"
   teardown >/dev/null 2>&1 || true
   exit 1
 }
@@ -711,6 +715,43 @@ cmd_stop() {
   note "stopped"
 }
 
+# Stop one daemon of the running cluster and start it again with the same
+# arguments, as a crash and a supervisor's restart would (what the tests of a
+# restart in the middle of a `pulumi up` do); wait until it is healthy again,
+# and for kubelet until it reports the node Ready. The other daemons run on.
+# A daemon that does not come back is left as it is, with its log's tail.
+cmd_restart() { # name
+  local name=${1:-} d known="" log started i
+  for d in "${DAEMONS[@]}"; do [ "$d" = "$name" ] && known=1; done
+  [ -n "$known" ] || die "usage: $PROG restart DAEMON, one of: ${DAEMONS[*]}"
+  require_root
+  need_bin "$name"
+  export PATH="$TOOLCHAIN_BIN:/usr/local/sbin:/usr/sbin:/sbin:$PATH" # the shim, runc, nft, iptables
+  mkdir -p "$KUBE_DIR" "$RUN_DIR"
+  take_lock "$RUN_DIR/cluster.lock"
+  check_owner
+  daemon_up "$name" || die "$name is not running: start the environment first (make environment)"
+  log=$KUBE_DIR/$name.log
+  argv_of "$name"
+  stop_daemon "$name"
+  rotate_log "$log"
+  started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  spawn "$KUBE_DIR/$name.pid" "$log" "${ARGV[@]}"
+  if ! wait_healthy "$name" "$READY_TIMEOUT"; then
+    if daemon_up "$name"; then explain_log "$log" "$name not healthy after $READY_TIMEOUT s"
+    else explain_log "$log" "$name exited during start"; fi
+    exit 1
+  fi
+  if [ "$name" = kubelet ]; then
+    for ((i = 0; i < READY_TIMEOUT * 2; i++)); do
+      node_ready_since "$started" && break
+      sleep 0.5
+    done
+    node_ready_since "$started" || { explain_log "$log" "node $NODE_NAME not Ready after $READY_TIMEOUT s"; exit 1; }
+  fi
+  note "restarted $name (pid $(pid_of "$name"))"
+}
+
 cmd_status() {
   local d rc=0 state
   for d in "${DAEMONS[@]}"; do
@@ -737,5 +778,6 @@ case "${1:-}" in
   start) cmd_start ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
-  *) die "usage: $PROG start|stop|status" ;;
+  restart) cmd_restart "${2:-}" ;;
+  *) die "usage: $PROG start|stop|status|restart DAEMON" ;;
 esac

@@ -35,6 +35,7 @@ from .model import (
     ServiceConfigs,
 )
 from .reader import Obj
+from .secret import SecretStr
 from .sshvars import check_ssh_vars
 
 DEFAULT_SERVICES = DEFAULT_EDPM_SERVICES
@@ -252,7 +253,9 @@ def _migration_key(obj: Obj) -> MigrationSSHKey | None:
     if private is None or public is None:
         obj.ctx.problem(obj.path, "set both privateKey (with --secret) and publicKey, or neither")
         return None
-    return MigrationSSHKey(private_key=private, public_key=public)
+    # Files on the nodes end with a newline, as ssh-keygen writes them: `pulumi config set`
+    # from a file drops it, and OpenSSH cannot load a private key without it.
+    return MigrationSSHKey(private_key=SecretStr(private.reveal().strip() + "\n"), public_key=public.strip() + "\n")
 
 
 def _libvirt(obj: Obj) -> Libvirt:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.local_env import ROOT, pulumi, run
-from tests.integration.stacks import Stack, copy_project
+from tests.integration.stacks import Stack, copy_of
 
 
 @pytest.fixture(scope="session")
@@ -26,6 +26,5 @@ def dev_stack() -> Iterator[str]:
 def dev_copy(tmp_path: Path, dev_stack: str) -> Iterator[Stack]:
     """The dev stack driven from a copy of the project whose stack config the test edits;
     afterwards the checkout's config is applied again."""
-    stack = Stack(copy_project(tmp_path / "project", keep_stacks=(dev_stack,)), dev_stack)
-    yield stack
-    pulumi("up", "--yes", "--skip-preview", "-s", dev_stack)
+    with copy_of(dev_stack, tmp_path) as stack:
+        yield stack

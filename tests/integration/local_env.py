@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +27,17 @@ def _local_env() -> dict[str, str]:
 
 
 ENV = _local_env()
+# The toolchain's bin directory, first on the environment's PATH (devenv/env.sh).
+TOOLCHAIN_BIN = ENV["PATH"].split(":")[0]
 
 
 def run(
-    *args: str, check: bool = True, cwd: Path | None = None, input: str | None = None
+    *args: str, check: bool = True, cwd: Path | None = None, input: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Runs a command in the local environment and returns what it printed."""
-    proc = subprocess.run(list(args), cwd=cwd or ROOT, env=ENV, capture_output=True, text=True, input=input,
-                          check=False)
+    """Runs a command in the local environment (plus `env`) and returns what it printed."""
+    proc = subprocess.run(list(args), cwd=cwd or ROOT, env={**ENV, **(env or {})}, capture_output=True, text=True,
+                          input=input, check=False)
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -47,20 +51,36 @@ def node(name: str, command: str) -> subprocess.CompletedProcess[str]:
     return run(str(ROOT / "devenv" / "ssh.sh"), name, command, check=False)
 
 
+def cluster(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """devenv/cluster.sh of the local environment, e.g. cluster("restart", "kubelet")."""
+    return run(str(ROOT / "devenv" / "cluster.sh"), *args, check=check, env={"TOOLCHAIN_BIN": TOOLCHAIN_BIN})
+
+
 def kubectl_json(*args: str) -> dict[str, Any]:
     return json.loads(run("kubectl", *args, "-o", "json").stdout)
 
 
-def up(stack: str, cwd: Path | None = None, refresh: bool = False) -> dict[str, Any]:
-    """`pulumi up` and its resource changes by kind, e.g. {"same": 57, "update": 1}.
+def stack_output(stack: str, name: str, cwd: Path | None = None) -> Any:
+    """One output of the stack, e.g. stack_output("dev", "inSync")."""
+    return json.loads(pulumi("stack", "output", name, "--json", "-s", stack, cwd=cwd).stdout)
 
-    Also returns the operations per resource under "steps": [(op, type, name)].
-    """
+
+def up(stack: str, cwd: Path | None = None, refresh: bool = False, replace: Sequence[str] = ()) -> dict[str, Any]:
+    """`pulumi up` (with `--replace` of each URN in `replace`) and its resource changes by kind,
+    e.g. {"same": 57, "update": 1}; see `changes_of`."""
     extra = ["--refresh"] if refresh else []
+    extra += [arg for urn in replace for arg in ("--replace", urn)]
     proc = pulumi("up", "--yes", "--skip-preview", "--json", *extra, "-s", stack, cwd=cwd)
+    return changes_of(proc.stdout)
+
+
+def changes_of(up_json: str) -> dict[str, Any]:
+    """The resource changes by kind in what `pulumi up --json` printed, and the operations
+    per resource under "steps": [(op, type, name)], e.g. ("update", "pulumi-python:dynamic:Resource",
+    "edpm-compute-0-nova"); a replacement is ("create-replacement" | "replace" | "delete-replaced", ...)."""
     changes: dict[str, Any] = {}
     steps: list[tuple[str, str, str]] = []
-    for line in proc.stdout.splitlines():
+    for line in up_json.splitlines():
         event = json.loads(line) if line.startswith("{") else {}
         if "summaryEvent" in event:
             changes.update(event["summaryEvent"].get("resourceChanges", {}))

@@ -19,14 +19,15 @@ LOG_FILE = "/var/log/nova/nova-compute.log"
 T = TypeVar("T")
 
 
-def eventually(probe: Callable[[], T], ok: Callable[[T], bool], seconds: float = 90) -> T:
-    """`probe()` once `ok` holds of it; its last value (for the assertion) after `seconds`."""
+def eventually(probe: Callable[[], T], ok: Callable[[T], bool], seconds: float = 90, interval: float = 3) -> T:
+    """`probe()` once `ok` holds of it (asked every `interval` seconds); its last value (for
+    the assertion) after `seconds`."""
     deadline = time.time() + seconds
     while True:
         value = probe()
         if ok(value) or time.time() > deadline:
             return value
-        time.sleep(3)
+        time.sleep(interval)
 
 
 def compute_process(name: str) -> tuple[int, str, str] | None:

@@ -7,6 +7,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,17 @@ class Stack:
     def destroy(self) -> None:
         self.cli("destroy", "--yes", "--skip-preview", check=False)
         pulumi("stack", "rm", "--yes", "--force", self.name, cwd=self.project, check=False)
+
+
+@contextmanager
+def copy_of(stack: str, parent: Path) -> Iterator[Stack]:
+    """`stack` driven from a copy of the project under `parent`, whose stack config the test
+    edits; afterwards the checkout's config is applied again."""
+    copy = Stack(copy_project(parent / "project", keep_stacks=(stack,)), stack)
+    try:
+        yield copy
+    finally:
+        pulumi("up", "--yes", "--skip-preview", "-s", stack)
 
 
 def name_of(step: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ import base64
 import configparser
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -21,7 +22,7 @@ import yaml
 from components.playbook import run_playbook
 from components.render import LIBVIRT_DAEMONS, AgentLayout, libvirt_config_files, neutron_metadata_agent_files
 from components.settings import Ovn, load
-from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi, revealed, run, up
+from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi, revealed, run, stack_output, up
 from tests.integration.nova_compute import compute_services, eventually, option_dump
 from tests.integration.stacks import Stack
 from tools.nova_catalog import NAMESPACES
@@ -344,6 +345,31 @@ def test_refresh_finds_drift_and_up_repairs_it(dev_stack: str) -> None:
     assert all(all(v.values()) for v in in_sync["edpm-compute"].values())
 
 
+def out_of_sync(stack: str) -> list[tuple[str, str]]:
+    """(node, service) of every run the stack output inSync says is out of sync."""
+    return sorted((n, service) for n, runs in stack_output(stack, "inSync")["edpm-compute"].items()
+                  for service, ok in runs.items() if ok is not True)
+
+
+def test_refresh_run_program_names_the_drifted_node_and_service_and_up_reruns_only_it(dev_stack: str) -> None:
+    """README, "In sync, drift": `pulumi refresh --run-program`, then `pulumi stack output inSync`."""
+    node(NODES[1], "echo '# edited by hand' >> /var/lib/openstack/nova/02-nova-host-specific.conf")
+    refresh = pulumi("refresh", "--run-program", "--yes", "--skip-preview", "-s", dev_stack)
+    # what the refresh prints: the one value of its outputs that changed
+    flipped = re.findall(r"^\s*~ (\S+)\s*: true => false\s*$", refresh.stdout, re.M)
+    assert flipped == ["nova"], refresh.stdout[-3000:]
+    # every run was checked and the output recomputed: that node's nova alone, the other node in sync
+    in_sync = stack_output(dev_stack, "inSync")["edpm-compute"]
+    assert sorted(in_sync) == list(NODES)
+    assert out_of_sync(dev_stack) == [(NODES[1], "nova")], in_sync
+    hashes = stack_output(dev_stack, "deployedHashes")
+    # up runs that node's service again, nothing else, and deploys the same files
+    changes = up(dev_stack)
+    assert sorted((op, name) for op, _, name in changes["steps"] if op != "same") == [
+        ("update", f"{NODES[1]}-nova")], changes
+    assert "edited by hand" not in node(NODES[1], "cat /var/lib/openstack/nova/02-nova-host-specific.conf").stdout
+    assert out_of_sync(dev_stack) == []
+    assert stack_output(dev_stack, "deployedHashes") == hashes
 
 
 def test_refresh_finds_a_missing_haproxy_wrapper_and_up_puts_it_back(dev_stack: str) -> None:

@@ -1,7 +1,8 @@
 """Operations under faults, on the dev stack and its test nodes: a `pulumi up`
-killed or interrupted in the middle of Ansible runs, a node removed while it is
-unreachable, and a node whose host key changed. Each case follows what the
-README's "Operations" section tells a user to do, and checks what they see."""
+killed or interrupted in the middle of Ansible runs, the API server or kubelet
+restarted in the middle of a rollout, a node removed while it is unreachable,
+and a node whose host key changed. Each case follows what the README's
+"Operations" section tells a user to do, and checks what they see."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from typing import Any, cast
 import pytest
 import yaml
 
-from tests.integration.local_env import ENV, ROOT, node, run, up
+from components.k8s import CONFIG_HASH_ANNOTATION
+from tests.integration.local_env import ENV, ROOT, cluster, kubectl_json, node, openstack, run, up
 from tests.integration.nova_compute import eventually
 from tests.integration.stacks import Stack
 
@@ -139,6 +141,56 @@ def test_an_interrupted_up_is_never_overlapped_and_the_next_one_converges(
     assert dev_copy.cli("preview", "--expect-no-changes", check=False).returncode == 0
     ran = up(dev_copy.name, cwd=dev_copy.project)
     assert {op for op, _, _ in ran["steps"]} <= {"same", "read"}, ran["steps"]
+
+
+def _pod_template_hash(statefulset: str) -> str:
+    """The config hash on the pod template of one of the stack's StatefulSets."""
+    found = kubectl_json("get", "statefulset", statefulset, "-n", "openstack")
+    return str(found["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION])
+
+
+def _errors(output: str) -> list[tuple[str, str, str]]:
+    """(type, name, first line) of each error under the CLI's Diagnostics."""
+    return re.findall(r"^  (\S+) \((\S+)\):\n    error: (.*)$", output, re.M)
+
+
+@pytest.mark.parametrize("daemon", ["kube-apiserver", "kubelet"])
+def test_a_cluster_daemon_restarted_mid_rollout_fails_cleanly_or_not_at_all_and_up_converges(
+        dev_copy: Stack, tmp_path: Path, daemon: str) -> None:
+    """The API's config changes, and `daemon` restarts while `pulumi up` waits for the API's pods to roll."""
+    dev_copy.cli("config", "set", "--path", "nova.apiServiceTemplate.customServiceConfig", "[DEFAULT]\ndebug = true\n")
+    before = _pod_template_hash("nova-api")
+    printed = tmp_path / "up.out"
+    with printed.open("w") as sink:
+        running = subprocess.Popen(
+            ["pulumi", "--non-interactive", "up", "--yes", "--skip-preview", "-s", dev_copy.name],
+            cwd=dev_copy.project, env=ENV, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        rolling = eventually(lambda: _pod_template_hash("nova-api"), lambda h: h != before, seconds=600, interval=0.5)
+        assert rolling != before, "the up never changed the API's pod template"
+        assert running.poll() is None, "the up ended before the restart: nothing was tested"
+        restarted = cluster("restart", daemon, check=False)
+        status = running.wait(timeout=1800)
+    finally:
+        if running.poll() is None:
+            running.kill()
+            running.wait()
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    assert restarted.stdout.startswith(f"cluster.sh: restarted {daemon} (pid "), restarted.stdout
+    output = printed.read_text()
+    assert "Traceback" not in output, output[-3000:]
+    if status != 0:
+        # a clean failure: the Kubernetes object the provider could not finish, and why
+        failed = [e for e in _errors(output) if e[0] != "pulumi:pulumi:Stack"]
+        assert failed and all(kind.startswith("kubernetes:") for kind, _, _ in failed), output[-3000:]
+    again = up(dev_copy.name, cwd=dev_copy.project)
+    if status == 0:
+        assert {op for op, _, _ in again["steps"]} <= {"same"}, again["steps"]
+    assert dev_copy.cli("preview", "--expect-no-changes", check=False).returncode == 0
+    # the API rolled to its new config and answers (through Keystone's catalog)
+    assert _pod_template_hash("nova-api") == rolling
+    run("kubectl", "rollout", "status", "statefulset/nova-api", "-n", "openstack", "--timeout=120s")
+    assert openstack("compute", "service", "list", "--service", "nova-scheduler")
 
 
 @contextmanager

@@ -702,3 +702,17 @@ def test_tls_with_nova_needs_the_libvirt_service() -> None:
         P + "dataplane.nodeSets.edpm-b.tlsEnabled":
             "nova then migrates over libvirt's TLS listener, which the libvirt service sets up: add libvirt to "
             "services (before nova, as in upstream's default order)"}
+
+
+def test_a_given_migration_key_ends_with_a_newline_as_ssh_keygen_writes_it() -> None:
+    """`pulumi config set --secret ... < key-file` drops the newline, without which OpenSSH cannot load the key."""
+    key = {"privateKey": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n-----END OPENSSH PRIVATE KEY-----",
+           "publicKey": "ssh-ed25519 AAAA nova-migration"}
+    given = load(with_change("dataplane.migrationSSHKey", key), secret_keys=ALL_SECRET, catalog=None).dataplane
+    assert given.migration_ssh_key is not None
+    assert given.migration_ssh_key.private_key.reveal() == key["privateKey"] + "\n"
+    assert given.migration_ssh_key.public_key == key["publicKey"] + "\n"
+    # one written with its newline keeps it, once
+    again = load(with_change("dataplane.migrationSSHKey", {k: v + "\n" for k, v in key.items()}),
+                 secret_keys=ALL_SECRET, catalog=None).dataplane.migration_ssh_key
+    assert again == given.migration_ssh_key
