@@ -68,7 +68,6 @@ def good_config() -> dict[str, Any]:
         },
         "extraMounts": [
             {
-                "name": "ceph",
                 "propagation": ["NovaConductor", "Compute"],
                 "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf"}}],
                 "mounts": [{"name": "ceph", "mountPath": "/etc/ceph", "readOnly": True}],
@@ -353,6 +352,8 @@ CASES: list[tuple[str, Any, str]] = [
     ("extraMounts", [{"volumes": [{"hostPath": {}}]}], "extraMounts[0].volumes[0].name"),
     ("extraMounts", [{"propagation": ["NovaApi"]}], "extraMounts[0].propagation[0]"),
     ("extraMounts", {"name": "x"}, "extraMounts"),
+    # an entry has no name: lib-common's VolMounts has none, and nothing would use it
+    ("extraMounts", [{"name": "ceph", "volumes": []}], "extraMounts[0].name"),
     ("nodesets", {}, "nodesets"),
     ("nova.memcachedInstance", "Memcached_1", "nova.memcachedInstance"),
     ("dataplane.nodeSets.edpm-b.nodeTemplate.timeouts", {"task": 100, "run": 50},
