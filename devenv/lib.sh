@@ -12,9 +12,9 @@ PROG=$(basename "$0")
 die() { printf '%s: %s\n' "$PROG" "$*" >&2; exit 1; }
 note() { printf '%s: %s\n' "$PROG" "$*"; }
 
-# The slow phases of a first `make up` (toolchain, venv, image) show one line
-# each on the console; what Go, pip, apt and debootstrap print goes to the
-# phase's log here, shown when a step fails.
+# The slow phases of a first `make up` show one line each on the console; what
+# Go, pip and pulumi print goes to the phase's log here (the image keeps its
+# build logs beside each build), shown when a step fails.
 # shellcheck disable=SC2034
 LOG_DIR=$CACHE/logs
 
