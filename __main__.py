@@ -44,7 +44,8 @@ agent = NeutronMetadataAgent(image=settings.images.neutron_metadata_agent, ovn=s
 mounted = (EdpmMountedObjects("edpm-mounted", settings, opts=on_cluster)
            if any(s.mounted_files for s in settings.dataplane.node_sets) else None)
 node_sets = [EdpmNodeSet(s.name, s, files, settings.dataplane.custom_services, known_hosts, agent,
-                         libvirt=libvirt.files, mounted=mounted.for_node_set(s) if mounted else None)
+                         compute_image=settings.images.compute, libvirt=libvirt.files,
+                         mounted=mounted.for_node_set(s) if mounted else None)
              for s in settings.dataplane.node_sets]
 
 # Once a cell's computes are deployed, its host discovery runs (again for each new compute).

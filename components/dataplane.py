@@ -55,6 +55,9 @@ from components.settings.knownhosts import lookup_name
 
 T = TypeVar("T")
 
+# edpm_nova's variable for the nova_compute container's image (upstream's inventory sets it).
+COMPUTE_IMAGE_VAR = "edpm_nova_compute_image"
+
 CELL_IS_PINNED = (
     "nova cannot move a compute between cells: remove the node from the stack config and run "
     "`pulumi up` (its services are stopped and its compute service goes away), then add it back "
@@ -133,17 +136,21 @@ class EdpmNodeSet(pulumi.ComponentResource):
         known_hosts_block: str,
         neutron_metadata: NeutronMetadataAgent,
         *,
+        compute_image: str,
         libvirt: LibvirtFiles,
         mounted: NodeSetFiles | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`known_hosts_block`: the host keys of every node of the stack, for ssh-known-hosts;
+        `compute_image`: the nova_compute container's image (images.compute), unless a node's
+        ansibleVars name another, as upstream;
         `libvirt`: what the libvirt service gets from the stack (see LibvirtSecrets);
         `mounted`: the files its extraMounts give its services (see EdpmMountedObjects)."""
         super().__init__(self.TYPE, name, {}, opts)
         self._node_set, self._control_plane, self._custom = node_set, control_plane, custom_services
         self._known_hosts_block = known_hosts_block
         self._agent = neutron_metadata
+        self._compute_image = compute_image
         self._libvirt_files = libvirt
         self._mounted = mounted or no_files()
         self._nova_files: dict[str, pulumi.Output[dict[str, str]]] = {}
@@ -283,8 +290,10 @@ class EdpmNodeSet(pulumi.ComponentResource):
             ceph_secret, ceph_public = self._mounted.of(CEPH_CLIENT)
             variables["edpm_nova_ceph_files_hash"] = pulumi.Output.unsecret(
                 pulumi.Output.all(ceph_secret, ceph_public).apply(lambda v: config_hash({**v[0], **v[1]})))
+        # the stop playbook runs with the same host variables: its quadlet mode runs the image
         return self._run(node, NOVA, "nova.yml", after, files=files, public_files=public,
-                         stop_playbook="nova-stop.yml", variables=variables)
+                         stop_playbook="nova-stop.yml", variables=variables,
+                         default_host_vars={COMPUTE_IMAGE_VAR: self._compute_image})
 
     def _ceph_secrets(self) -> pulumi.Output[tuple[dict[str, str], dict[str, str]]]:
         """(public, secret) files of the libvirt secrets of the node set's Ceph client files."""

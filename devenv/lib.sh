@@ -12,6 +12,46 @@ PROG=$(basename "$0")
 die() { printf '%s: %s\n' "$PROG" "$*" >&2; exit 1; }
 note() { printf '%s: %s\n' "$PROG" "$*"; }
 
+# The slow phases of a first `make up` show one line each on the console; what
+# Go, pip and pulumi print goes to the phase's log here (the image keeps its
+# build logs beside each build), shown when a step fails.
+# shellcheck disable=SC2034
+LOG_DIR=$CACHE/logs
+
+# The phase's one line, on stderr (`make env` output is eval'ed): what it does,
+# how long it usually takes, where its output goes.
+phase_line() { # name what how-long where
+  printf '== %s: %s (%s; %s)\n' "$1" "$2" "$3" "$4" >&2
+}
+# A phase with a log of its own, started afresh.
+phase() { # name log what how-long
+  mkdir -p "$(dirname "$2")"
+  printf '%s %s: %s\n' "$(date -u +%FT%TZ)" "$1" "$3" >"$2"
+  phase_line "$1" "$3" "$4" "log: $2"
+}
+
+# How long a step usually takes, from the SECONDS it took on the reference
+# machine with cold caches (warm download caches save about a third).
+usually() { # seconds
+  local hi=$((($1 + 59) / 60)) lo=$((($1 * 7 / 10 + 30) / 60))
+  if [ "$1" -lt 60 ]; then echo "usually under a minute"
+  elif [ "$lo" -ge "$hi" ]; then echo "usually about $hi min"
+  else echo "usually $lo-$hi min"; fi
+}
+
+# Run CMD with its output appended to LOG; when it fails, say so (log_failed).
+logged() { # log cmd...
+  local log=$1; shift
+  mkdir -p "$(dirname "$log")"
+  "$@" >>"$log" 2>&1 || log_failed "$log" "'$*'"
+}
+
+# A step that wrote to LOG failed: the log's last lines and its path, then exit.
+log_failed() { # log what
+  tail -n 30 "$1" 2>/dev/null | sed 's/^/  | /' >&2
+  die "$2 failed (the last lines of its log are above; full log: $1)"
+}
+
 require_root() {
   [ "$(id -u)" -eq 0 ] || die "must run as root: network namespaces and mounts need it"
 }

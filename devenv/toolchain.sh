@@ -7,48 +7,73 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/versions.env
 . "$here/versions.env"
-CACHE=${OPENSTACK_NOVA_CACHE:-$HOME/.cache/openstack-nova}
+# shellcheck source=devenv/lib.sh
+. "$here/lib.sh"
+PROG=toolchain
 TOOLCHAIN=$CACHE/toolchain
 BIN=$TOOLCHAIN/bin-pulumi$PULUMI_VERSION-k8s$PULUMI_KUBERNETES_VERSION-kube$KUBERNETES_VERSION-etcd$ETCD_VERSION-containerd$CONTAINERD_VERSION
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
-die() { echo "toolchain: $*" >&2; exit 1; }
 need_go() {
   command -v go >/dev/null || die "Go is missing: install Go >= 1.25 (only needed to build the toolchain once) and run again"
 }
 
+# Each piece's directory: its version, and for our own sources (the provider's
+# fixes, the pause program) their hash, so an edit rebuilds it.
+piece() { # kind
+  case $1 in
+    etcd) echo "etcd-$ETCD_VERSION" ;;
+    pulumi) echo "pulumi-$PULUMI_VERSION" ;;
+    k8s-provider) echo "pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION-$(cat "$here"/provider-fixes/*.py | sha256sum | cut -c1-8)" ;;
+    kube) echo "kube-$KUBERNETES_VERSION" ;;
+    kube-node) echo "kube-node-$KUBERNETES_VERSION" ;;
+    containerd) echo "containerd-$CONTAINERD_VERSION" ;;
+    coredns) echo "coredns-$COREDNS_VERSION" ;;
+    pause) echo "pause-$PAUSE_VERSION-$(cat "$here/pause/main.go" "$here/pause/go.mod" | sha256sum | cut -c1-12)" ;;
+    *) die "unknown piece '$1'" ;;
+  esac
+}
 piece_dir() { echo "$TOOLCHAIN/$1"; }
 done_already() { [ -f "$(piece_dir "$1")/.done" ]; }
 
-# What a first build shows: one line per piece on stderr (`make` drops this
-# script's stdout), with how long it usually takes (2 cores, empty Go caches);
-# what Go prints goes to the piece's log, shown when a build fails.
-LOGS=$TOOLCHAIN/logs
-declare -A USUAL=([etcd]="1 min" [pulumi]="4 min" [k8s-provider]="9 min" [kube]="4 min"
-                  [kube-node]="1.5 min" [containerd]="1 min" [coredns]="2 min" [pause]="seconds")
-begin_piece() { # piece kind what
+# A first build shows one line on stderr (`make` drops this script's stdout):
+# the pieces it builds and how long that usually takes. What Go prints goes
+# to the phase's log, shown when a step fails.
+LOG=$LOG_DIR/toolchain.log
+declare -A NAME=([etcd]=etcd [pulumi]=pulumi [k8s-provider]=pulumi-kubernetes [kube]=kube-apiserver
+                 [kube-node]=kubelet [containerd]=containerd [coredns]=coredns [pause]=pause)
+# Seconds each took on the reference machine (2 cores, empty Go caches; README).
+declare -A COLD=([etcd]=47 [pulumi]=246 [k8s-provider]=476 [kube]=232 [kube-node]=83 [containerd]=53
+                 [coredns]=107 [pause]=10)
+announce() { # kind...: the phase's line, if any of them is still to build
+  local kind names=() seconds=0 list
+  for kind in "$@"; do
+    done_already "$(piece "$kind")" && continue
+    names+=("${NAME[$kind]}"); seconds=$((seconds + COLD[$kind]))
+  done
+  [ ${#names[@]} -gt 0 ] || return 0
   need_go
-  PIECE=$1 PIECE_LOG=$LOGS/$1.log PIECE_START=$SECONDS
-  mkdir -p "$LOGS" "$(piece_dir "$1")"; : >"$PIECE_LOG"
-  echo "toolchain: building $3 (first run only, usually ${USUAL[$2]}; log: $PIECE_LOG)" >&2
+  printf -v list '%s, ' "${names[@]}"
+  phase toolchain "$LOG" "building ${list%, } from Go modules" "$(usually "$seconds") on a cold cache"
 }
-quietly() {
-  "$@" >>"$PIECE_LOG" 2>&1 && return 0
-  tail -n 40 "$PIECE_LOG" >&2
-  die "'$*' failed building $PIECE; full log: $PIECE_LOG"
+quietly() { logged "$LOG" "$@"; }
+begin_piece() { # piece what
+  need_go
+  PIECE_START=$SECONDS
+  mkdir -p "$(piece_dir "$1")" "$LOG_DIR"
+  echo "--- building $2 into $(piece_dir "$1")" >>"$LOG"
 }
 mark_done() {
   touch "$(piece_dir "$1")/.done"
-  echo "toolchain: built $1 in $(((SECONDS - PIECE_START) / 60))m$(((SECONDS - PIECE_START) % 60))s" >&2
+  echo "--- built $1 in $(((SECONDS - PIECE_START) / 60))m$(((SECONDS - PIECE_START) % 60))s" >>"$LOG"
 }
 wrapper() { # fresh throw-away Go module to build one piece in
-  local d=$TOOLCHAIN/build/$1; rm -rf "$d"; mkdir -p "$d"; cd "$d"; go mod init "example.local/$1-build" >/dev/null 2>&1
+  local d=$TOOLCHAIN/build/$1; rm -rf "$d"; mkdir -p "$d"; cd "$d"; quietly go mod init "example.local/$1-build"
 }
-module_dir() { go mod download -json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'; }
 
 build_etcd() {
-  local p=etcd-$ETCD_VERSION; done_already "$p" && return 0
-  begin_piece "$p" etcd "etcd $ETCD_VERSION"
+  local p; p=$(piece etcd); done_already "$p" && return 0
+  begin_piece "$p" "etcd $ETCD_VERSION"
   wrapper etcd
   quietly go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION"
   quietly go build -trimpath -ldflags "-s -w" -o "$(piece_dir "$p")/etcd" go.etcd.io/etcd/server/v3
@@ -60,12 +85,13 @@ build_etcd() {
 kube_wrapper() { # name
   wrapper "$1"
   local staging=0.${KUBERNETES_VERSION#1.} gomod m godebug
-  gomod=$(go list -m -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" 2>>"$PIECE_LOG" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
+  gomod=$(go list -m -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" 2>>"$LOG" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])') || log_failed "$LOG" "finding k8s.io/kubernetes v$KUBERNETES_VERSION"
   while read -r m; do
-    go mod edit "-replace=$m=$m@v$staging"
+    quietly go mod edit "-replace=$m=$m@v$staging"
   done < <(awk '$1 ~ /^k8s\.io\// && $2=="v0.0.0" {print $1}' "$gomod" | sort -u)
   godebug=$(awk '$1=="godebug" {print $2}' "$gomod" | head -1)
-  [ -n "$godebug" ] && go mod edit "-godebug=$godebug"
+  [ -z "$godebug" ] || quietly go mod edit "-godebug=$godebug"
   quietly go get "k8s.io/kubernetes/cmd/kube-apiserver@v$KUBERNETES_VERSION"
 }
 # Without them the binaries report v0.0.0 and clients refuse the cluster.
@@ -76,8 +102,8 @@ kube_ldflags() {
 }
 
 build_kube() {
-  local p=kube-$KUBERNETES_VERSION; done_already "$p" && return 0
-  begin_piece "$p" kube "kube-apiserver and kubectl $KUBERNETES_VERSION"
+  local p; p=$(piece kube); done_already "$p" && return 0
+  begin_piece "$p" "kube-apiserver and kubectl $KUBERNETES_VERSION"
   kube_wrapper kube
   local ldf; ldf=$(kube_ldflags)
   quietly go build -trimpath -ldflags "$ldf" -o "$(piece_dir "$p")/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
@@ -88,8 +114,8 @@ build_kube() {
 # The node's own components, in one build so they share their compile work
 # (and, through the build cache, the API server's).
 build_kube_node() {
-  local p=kube-node-$KUBERNETES_VERSION; done_already "$p" && return 0
-  begin_piece "$p" kube-node "kubelet, kube-controller-manager, kube-scheduler and kube-proxy $KUBERNETES_VERSION"
+  local p; p=$(piece kube-node); done_already "$p" && return 0
+  begin_piece "$p" "kubelet, kube-controller-manager, kube-scheduler and kube-proxy $KUBERNETES_VERSION"
   kube_wrapper kube-node
   quietly go build -trimpath -ldflags "$(kube_ldflags)" -o "$(piece_dir "$p")/" \
     k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-controller-manager \
@@ -98,8 +124,8 @@ build_kube_node() {
 }
 
 build_containerd() {
-  local p=containerd-$CONTAINERD_VERSION; done_already "$p" && return 0
-  begin_piece "$p" containerd "containerd, ctr and containerd-shim-runc-v2 $CONTAINERD_VERSION"
+  local p; p=$(piece containerd); done_already "$p" && return 0
+  begin_piece "$p" "containerd, ctr and containerd-shim-runc-v2 $CONTAINERD_VERSION"
   wrapper containerd
   local m=github.com/containerd/containerd/v2
   quietly go get "$m@v$CONTAINERD_VERSION"
@@ -110,10 +136,9 @@ build_containerd() {
 
 # CoreDNS and its image (one static binary at the root).
 build_coredns() {
-  local p=coredns-$COREDNS_VERSION d
-  d=$(piece_dir "$p")
+  local p d; p=$(piece coredns); d=$(piece_dir "$p")
   if ! done_already "$p"; then
-    begin_piece "$p" coredns "coredns $COREDNS_VERSION"
+    begin_piece "$p" "coredns $COREDNS_VERSION"
     wrapper coredns
     quietly go get "github.com/coredns/coredns@v$COREDNS_VERSION"
     quietly go build -trimpath -ldflags "-s -w" -o "$d/coredns" github.com/coredns/coredns
@@ -122,13 +147,11 @@ build_coredns() {
   image_from_binary "$d/coredns" "$d/image.tar" "$COREDNS_IMAGE" /coredns
 }
 
-# The pause program of devenv/pause; its piece name carries a hash of the
-# source, so an edit rebuilds it even without a version bump.
-pause_piece() { echo "pause-$PAUSE_VERSION-$(cat "$here/pause/main.go" "$here/pause/go.mod" | sha256sum | cut -c1-12)"; }
+# The pause program of devenv/pause.
 build_pause() {
-  local p d; p=$(pause_piece); d=$(piece_dir "$p")
+  local p d; p=$(piece pause); d=$(piece_dir "$p")
   if ! done_already "$p"; then
-    begin_piece "$p" pause "pause $PAUSE_VERSION"
+    begin_piece "$p" "pause $PAUSE_VERSION"
     (cd "$here/pause" && GOFLAGS='' quietly go build -trimpath -ldflags "-s -w" -o "$d/pause" .)
     mark_done "$p"
   fi
@@ -148,38 +171,35 @@ image_from_binary() { # binary tarball image-ref entrypoint
 }
 
 build_pulumi() {
-  local p=pulumi-$PULUMI_VERSION; done_already "$p" && return 0
-  begin_piece "$p" pulumi "pulumi $PULUMI_VERSION and its Python language host"
+  local p; p=$(piece pulumi); done_already "$p" && return 0
+  begin_piece "$p" "pulumi $PULUMI_VERSION and its Python language host"
   wrapper pulumi
-  go mod edit "-replace=github.com/atotto/clipboard=$CLIPBOARD_FORK"
+  quietly go mod edit "-replace=github.com/atotto/clipboard=$CLIPBOARD_FORK"
   quietly go get "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi@v$PULUMI_VERSION" "github.com/pulumi/pulumi/sdk/v3@v$PULUMI_VERSION"
   local ldf="-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$PULUMI_VERSION"
   quietly go build -trimpath -tags osusergo,grpcnotrace -ldflags "$ldf" -o "$(piece_dir "$p")/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
   # The Python SDK's own shims ship in the sdk module: the program executor and
   # the dynamic-provider plugin.
-  local sdk; sdk=$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3 2>>"$PIECE_LOG")
+  local sdk; sdk=$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3 2>>"$LOG") || log_failed "$LOG" "finding pulumi's sdk module"
   install -m755 "$sdk/python/cmd/pulumi-language-python-exec" "$sdk/python/dist/pulumi-resource-pulumi-python" "$(piece_dir "$p")/"
   mark_done "$p"
 }
 
-# The provider with the project's fixes (devenv/provider-fixes/): the piece's
-# name carries their hash, so a changed fix rebuilds it.
-k8s_provider_piece() {
-  echo "pulumi-resource-kubernetes-$PULUMI_KUBERNETES_VERSION-$(cat "$here"/provider-fixes/*.py | sha256sum | cut -c1-8)"
-}
-
+# The provider with the project's fixes (devenv/provider-fixes/).
 build_k8s_provider() {
-  local p; p=$(k8s_provider_piece); done_already "$p" && return 0
-  begin_piece "$p" k8s-provider "pulumi-resource-kubernetes $PULUMI_KUBERNETES_VERSION"
+  local p; p=$(piece k8s-provider); done_already "$p" && return 0
+  begin_piece "$p" "pulumi-resource-kubernetes $PULUMI_KUBERNETES_VERSION"
   local mod=github.com/pulumi/pulumi-kubernetes/provider/v4 info src sum
-  info=$(cd /tmp && GONOSUMDB=$mod go mod download -json "$mod@$PULUMI_KUBERNETES_MODULE_VERSION" 2>>"$PIECE_LOG")
+  info=$(cd /tmp && GONOSUMDB=$mod go mod download -json "$mod@$PULUMI_KUBERNETES_MODULE_VERSION" 2>>"$LOG") ||
+    log_failed "$LOG" "downloading $mod"
   sum=$(python3 -c 'import json,sys; print(json.load(sys.stdin).get("Sum",""))' <<<"$info")
   [ "$sum" = "$PULUMI_KUBERNETES_MODULE_SUM" ] || die "$mod hash $sum differs from the pinned $PULUMI_KUBERNETES_MODULE_SUM"
   src=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])' <<<"$info")
   local d=$TOOLCHAIN/build/k8sprov; rm -rf "$d"; cp -r "$src" "$d"; chmod -R u+w "$d"; cd "$d"
-  go mod edit -dropreplace=github.com/pulumi/pulumi-kubernetes/sdk/v4 "-require=github.com/pulumi/pulumi-kubernetes/sdk/v4@v$PULUMI_KUBERNETES_SDK_VERSION"
+  quietly go mod edit -dropreplace=github.com/pulumi/pulumi-kubernetes/sdk/v4 \
+    "-require=github.com/pulumi/pulumi-kubernetes/sdk/v4@v$PULUMI_KUBERNETES_SDK_VERSION"
   local fix
-  for fix in "$here"/provider-fixes/*.py; do python3 "$fix" "$d" || die "applying $(basename "$fix") failed"; done
+  for fix in "$here"/provider-fixes/*.py; do quietly python3 "$fix" "$d"; done
   export GONOSUMDB=$mod
   (cd cmd/pulumi-resource-kubernetes && VERSION=$PULUMI_KUBERNETES_VERSION quietly go run generate.go)
   quietly go build -trimpath -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=v$PULUMI_KUBERNETES_VERSION" \
@@ -196,8 +216,8 @@ install_langhost() {
   local d=$TOOLCHAIN/pulumi-$PULUMI_VERSION src=$here/langhost f site
   [ -x "$d/pulumi-language-python-exec" ] || die "build pulumi first: devenv/toolchain.sh pulumi"
   if [ ! -f "$d/langhost-venv/.done" ]; then
-    rm -rf "$d/langhost-venv"; python3 -m venv "$d/langhost-venv"
-    "$d/langhost-venv/bin/pip" install -q "pulumi==$PULUMI_VERSION"
+    rm -rf "$d/langhost-venv"; quietly python3 -m venv "$d/langhost-venv"
+    quietly "$d/langhost-venv/bin/pip" install "pulumi==$PULUMI_VERSION"
     touch "$d/langhost-venv/.done"
   fi
   mkdir -p "$d/langhost"
@@ -221,7 +241,7 @@ install_langhost() {
 register_provider() {
   local home=${PULUMI_HOME:-$CACHE/pulumi-home}
   local dir=$home/plugins/resource-kubernetes-v$PULUMI_KUBERNETES_VERSION
-  local src; src=$TOOLCHAIN/$(k8s_provider_piece)/pulumi-resource-kubernetes
+  local src; src=$TOOLCHAIN/$(piece k8s-provider)/pulumi-resource-kubernetes
   [ -x "$src" ] || die "missing $src: run 'devenv/toolchain.sh all'"
   if ! cmp -s "$src" "$dir/pulumi-resource-kubernetes"; then
     mkdir -p "$dir"; rm -f "$dir.partial"; install -m755 "$src" "$dir/pulumi-resource-kubernetes"
@@ -243,7 +263,7 @@ assemble_bindir() {
     [ -x "$f" ] || die "missing $f: run 'devenv/toolchain.sh all'"
     ln -sfn "$f" "$BIN/$(basename "$f")"
   done
-  for f in "$TOOLCHAIN/$(pause_piece)/image.tar:pause" "$TOOLCHAIN/coredns-$COREDNS_VERSION/image.tar:coredns"; do
+  for f in "$TOOLCHAIN/$(piece pause)/image.tar:pause" "$TOOLCHAIN/$(piece coredns)/image.tar:coredns"; do
     [ -f "${f%:*}" ] || die "missing ${f%:*}: run 'devenv/toolchain.sh all'"
     ln -sfn "${f%:*}" "$BIN/images/${f##*:}.tar"
   done
@@ -252,17 +272,18 @@ assemble_bindir() {
 }
 
 case "${1:-all}" in
-  etcd) build_etcd ;;
-  kube) build_kube ;;
-  kube-node) build_kube_node ;;
-  containerd) build_containerd ;;
-  coredns) build_coredns ;;
-  pause) build_pause ;;
-  pulumi) build_pulumi ;;
-  k8s-provider) build_k8s_provider ;;
+  etcd) announce etcd; build_etcd ;;
+  kube) announce kube; build_kube ;;
+  kube-node) announce kube-node; build_kube_node ;;
+  containerd) announce containerd; build_containerd ;;
+  coredns) announce coredns; build_coredns ;;
+  pause) announce pause; build_pause ;;
+  pulumi) announce pulumi; build_pulumi ;;
+  k8s-provider) announce k8s-provider; build_k8s_provider ;;
   langhost) install_langhost ;;
   bindir) install_langhost >/dev/null; assemble_bindir ;;
-  all) build_etcd; build_pulumi; install_langhost; build_k8s_provider; build_kube; build_kube_node
+  all) announce etcd pulumi k8s-provider kube kube-node containerd coredns pause
+       build_etcd; build_pulumi; install_langhost; build_k8s_provider; build_kube; build_kube_node
        build_containerd; build_coredns; build_pause; assemble_bindir ;;
   *) die "unknown piece '$1'" ;;
 esac

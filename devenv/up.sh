@@ -3,21 +3,29 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source=devenv/lib.sh
+. "$here/lib.sh"
+PROG=up
 stack=${1:-dev}
 eval "$("$here/env.sh")"
 cd "$root"
-[ -f "stacks/Pulumi.$stack.yaml" ] || { echo "up: no stack config stacks/Pulumi.$stack.yaml" >&2; exit 1; }
+[ -f "stacks/Pulumi.$stack.yaml" ] || die "no stack config stacks/Pulumi.$stack.yaml"
 pulumi stack select --create "$stack" >/dev/null
-# The services nova needs and does not own (databases, buses, Keystone, Placement).
-echo "up: neighbours of $stack: MariaDB, RabbitMQ, memcached, Keystone, Placement (about 1 min the first time)"
+# The services nova needs and does not own (databases, buses, Keystone, Placement);
+# 42-47 s from nothing on the reference machine (README).
+phase_line neighbours "MariaDB, RabbitMQ, memcached, Keystone and Placement for stack $stack" \
+  "$(usually 45) the first time, seconds after" "their steps below"
 "$here/neighbours.sh" "$stack"
-log=$(mktemp); trap 'rm -f "$log"' EXIT
+log=$LOG_DIR/up-$stack.log
+# 1 min 23 s from nothing on the reference machine (README), under a minute when little changed.
+phase "pulumi up" "$log" "stack $stack" "$(usually 83) from nothing, less when little changed"
 # --refresh: a test node that restarted (make down, a new session) runs nothing;
 # refresh sees that as drift and up starts its services again.
-echo "up: pulumi up -s $stack (about 1.5 min from nothing, under 1 min when little changed)"
-if ! pulumi up --yes --non-interactive --skip-preview --suppress-progress --refresh -s "$stack" >"$log" 2>&1; then
-  cat "$log"; exit 1
+if ! pulumi up --yes --non-interactive --skip-preview --suppress-progress --refresh -s "$stack" >>"$log" 2>&1; then
+  # pulumi's own account of what failed is its diagnostics, at the end and sometimes long
+  if grep -q '^Diagnostics:' "$log"; then sed -n '/^Diagnostics:/,$p' "$log" >&2; else tail -n 30 "$log" >&2; fi
+  die "pulumi up -s $stack failed (full log: $log)"
 fi
-echo "== pulumi up -s $stack"
+echo "== pulumi up -s $stack: done"
 sed -n '/^Resources:/,/^Duration:/p' "$log"
 pulumi stack output -s "$stack" 2>/dev/null | sed -n '1,40p'

@@ -88,7 +88,6 @@ def parse_extra_mount(obj: Obj, known_tags: Collection[str]) -> ExtraMount:
     names = {v["name"] for _, v in volumes}
     mounts = [m for path, item in obj.items("mounts") if (m := _mount(Obj(obj.ctx, path, item), names))]
     extra = ExtraMount(
-        name=obj.opt_text("name"),
         propagation=propagation,
         volumes=tuple(MappingProxyType(v) for _, v in volumes),
         mounts=tuple(mounts),

@@ -304,7 +304,6 @@ class VolumeMount:
 
 @dataclass(frozen=True)
 class ExtraMount:
-    name: str | None
     propagation: tuple[str, ...] | None  # None: everywhere
     volumes: tuple[Mapping[str, Any], ...]  # Kubernetes volume objects, as given
     mounts: tuple[VolumeMount, ...]

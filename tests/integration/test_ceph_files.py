@@ -25,7 +25,6 @@ FSID = "6a1b2c3d-0000-4000-8000-000000000001"
 CEPH_CONF = f"[global]\nfsid = {FSID}\nmon_host = 192.0.2.1\n"
 NOVA_SNIPPET = "[libvirt]\nimages_rbd_pool = vms\nrbd_user = openstack\n"
 MOUNTS = [{
-    "name": "ceph",
     "propagation": ["Compute"],
     "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf-files"}},
                 {"name": "ceph-nova", "configMap": {"name": "ceph-nova"}}],

@@ -331,11 +331,19 @@ def test_ci_live_migration_snippet_is_loaded_on_both_nodes(live_migration_stack:
                 assert (code, errors) == (0, set()), (name, conf, errors)
 
 
+def _drifted_runs(stack: str) -> list[str]:
+    """The node runs whose last refresh found their node drifted (`in_sync` false in the state)."""
+    state = json.loads(pulumi("stack", "export", "-s", stack).stdout)
+    return sorted(r["urn"].rsplit("::", 1)[-1] for r in state["deployment"]["resources"]
+                  if r["type"] == "pulumi-python:dynamic:Resource" and (r.get("outputs") or {}).get("in_sync") is False)
+
+
 def test_refresh_finds_drift_and_up_repairs_it(dev_stack: str) -> None:
     # Someone edits a file on a node by hand.
     node("edpm-compute-0", "echo '# edited by hand' >> /var/lib/openstack/nova/02-nova-host-specific.conf")
     pulumi("refresh", "--yes", "--skip-preview", "-s", dev_stack)
-    assert pulumi("stack", "output", "--json", "-s", dev_stack).returncode == 0
+    # refresh ran every node's playbooks in check mode: only that node's nova run drifted
+    assert _drifted_runs(dev_stack) == ["edpm-compute-0-nova"]
     changes = up(dev_stack)
     repaired = sorted(name for op, _, name in changes["steps"] if op == "update")
     assert repaired == ["edpm-compute-0-nova"]
@@ -343,6 +351,7 @@ def test_refresh_finds_drift_and_up_repairs_it(dev_stack: str) -> None:
     assert "edited by hand" not in host_file
     in_sync = json.loads(pulumi("stack", "output", "inSync", "--json", "-s", dev_stack).stdout)
     assert all(all(v.values()) for v in in_sync["edpm-compute"].values())
+    assert _drifted_runs(dev_stack) == []
 
 
 def out_of_sync(stack: str) -> list[tuple[str, str]]:

@@ -140,13 +140,13 @@ def test_extra_mounts_follow_their_propagation(mocks: RecordingMocks) -> pulumi.
     raw = {"kubernetes": {"skipAwait": True},
            "nova": {"cellTemplates": {"cell0": {}, "cell1": {}}},
            "extraMounts": [
-               {"name": "api-only", "propagation": ["NovaAPI"],
+               {"propagation": ["NovaAPI"],
                 "volumes": [{"name": "policy", "configMap": {"name": "nova-policy"}}],
                 "mounts": [{"name": "policy", "mountPath": "/etc/nova/policy.d", "readOnly": True}]},
-               {"name": "cell1-only", "propagation": ["cell1"],
+               {"propagation": ["cell1"],
                 "volumes": [{"name": "cell1-extra", "emptyDir": {}}],
                 "mounts": [{"name": "cell1-extra", "mountPath": "/var/lib/cell1"}]},
-               {"name": "computes", "propagation": ["Compute"],
+               {"propagation": ["Compute"],
                 "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf"}}],
                 "mounts": [{"name": "ceph", "mountPath": "/etc/ceph"}]},
            ]}
@@ -294,9 +294,11 @@ PLAYBOOK_RUN = "pulumi-python:dynamic:Resource"
 
 
 def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
-                   n1_vars: dict[str, Any] | None = None, libvirt: dict[str, Any] | None = None) -> list[Any]:
+                   n1_vars: dict[str, Any] | None = None, libvirt: dict[str, Any] | None = None,
+                   images: dict[str, str] | None = None) -> list[Any]:
     """Node sets `fast` (n0, its own time limits, with TLS) and `default` (n1, `n1_vars` its ansibleVars),
-    both in cell1; `configs`: customServiceConfig per node; `libvirt`: dataplane.libvirt."""
+    both in cell1; `configs`: customServiceConfig per node; `libvirt`: dataplane.libvirt; `images`: the
+    stack's images."""
     from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NeutronMetadataAgent
     from components.libvirt import LibvirtSecrets
     from components.render import known_hosts_block
@@ -309,7 +311,7 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
         return {"cell": "cell1", "nodes": {node: {"ansibleHost": address, "ansibleVars": node_vars}},
                 "nodeTemplate": {**template, **({"timeouts": timeouts} if timeouts else {})}}
 
-    raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "dataplane": {
+    raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "images": images or {}, "dataplane": {
         "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
         **({"libvirt": libvirt} if libvirt else {}),
         "nodeSets": {
@@ -329,7 +331,8 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
     agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
     libvirt_files = LibvirtSecrets("libvirt", s).files
     return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
-                        agent, libvirt=libvirt_files) for n in s.dataplane.node_sets]
+                        agent, compute_image=s.images.compute, libvirt=libvirt_files)
+            for n in s.dataplane.node_sets]
 
 
 def _all_runs(sets: list[Any]) -> pulumi.Output[Any]:
@@ -567,7 +570,8 @@ def _node_sets_with_ceph(tmp_path: Any) -> list[Any]:
     agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
     libvirt = LibvirtFiles(password=pulumi.Output.secret("libvirt-password"))
     return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
-                        agent, libvirt=libvirt, mounted=mounted.for_node_set(n) if n.mounted_files else None)
+                        agent, compute_image=s.images.compute, libvirt=libvirt,
+                        mounted=mounted.for_node_set(n) if n.mounted_files else None)
             for n in s.dataplane.node_sets]
 
 
@@ -633,6 +637,32 @@ def test_each_node_gets_the_agents_files_and_image(mocks: RecordingMocks, tmp_pa
 
     return _all_runs(sets).apply(check)
 
+
+
+@pulumi.runtime.test
+def test_the_stacks_images_reach_the_nodes_unless_their_ansible_vars_name_others(
+        mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    """images.compute and images.neutronMetadataAgent become the role variables of each node's runs (upstream's
+    inventory variables: a node's ansibleVars win); the stop playbooks run with the same variables."""
+    compute, agent = "registry.example/nova-compute:stack", "registry.example/neutron-metadata-agent:stack"
+    own = "registry.example/nova-compute:node"
+    sets = _two_node_sets(tmp_path, n1_vars={"edpm_nova_compute_image": own},
+                          images={"compute": compute, "neutronMetadataAgent": agent})
+
+    def check(_: Any) -> None:
+        runs = mocks.of_type(PLAYBOOK_RUN)
+        assert runs["n0-nova"]["host_vars"] == {"edpm_nova_compute_image": compute}
+        assert runs["n1-nova"]["host_vars"] == {"edpm_nova_compute_image": own}
+        assert (runs["n0-nova"]["stop_playbook"], runs["n1-nova"]["stop_playbook"]) == ("nova-stop.yml",) * 2
+        for node in ("n0", "n1"):
+            run = runs[f"{node}-neutron-metadata"]
+            assert run["host_vars"]["edpm_neutron_metadata_agent_image"] == agent
+            assert f"\nimage={agent}\n" in run["public_files"]["ovn_metadata_haproxy_wrapper"]
+        # the stack's images are variables of their own service's runs only (a node's ansibleVars go to all)
+        assert runs["n0-neutron-metadata"]["host_vars"] == {"edpm_neutron_metadata_agent_image": agent}
+        assert runs["n0-libvirt"]["host_vars"] == {}
+
+    return _all_runs(sets).apply(check)
 
 
 @pulumi.runtime.test

@@ -199,5 +199,5 @@ def test_ownership_step_reports_what_it_changed(tmp_path: Path, capsys: pytest.C
     me = pwd.getpwuid(os.geteuid()).pw_name
     monkeypatch.setattr(step, "NOVA_USER", me)
     (tmp_path / "sub").mkdir()
-    assert step.main([str(tmp_path)]) == 0
+    step.main([str(tmp_path)])  # always 0: what it did is in what it prints
     assert capsys.readouterr().out.splitlines()[-1] == "nova_statedir: changed the owner of 0 paths"

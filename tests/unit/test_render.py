@@ -30,6 +30,7 @@ from components.render import (
 from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings, load
 from components.settings.customconfig import parse
 from tests.unit import KNOWN_HOSTS
+from tests.unit.fresh import HASH_SEEDS, printed_by_new_interpreters
 
 NS = "openstack"
 
@@ -524,11 +525,24 @@ def test_config_hash_is_stable_and_order_independent() -> None:
     assert config_hash({"ab": "c"}) != config_hash({"a": "bc"})
 
 
-def test_rendering_is_deterministic(settings: Settings, creds: Credentials) -> None:
-    first = compute_config_files(settings, settings.nova.cell("cell1"), creds)
-    assert config_hash(first) == config_hash(
-        compute_config_files(settings, settings.nova.cell("cell1"), creds)
-    )
+def every_file_hash(settings: Settings, creds: Credentials) -> str:
+    """The hash of every file the control plane and the computes get (cells as make_settings has them)."""
+    files = {f"{service.value}-{cell}/{name}": text for service, cell in SERVICES
+             for name, text in files_of(settings, creds, service, cell).items()}
+    for cell in ("cell1", "cell2"):
+        files.update({f"compute-{cell}/{name}": text
+                      for name, text in compute_config_files(settings, settings.nova.cell(cell), creds).items()})
+    return config_hash(files)
+
+
+def test_another_process_renders_the_same_files(settings: Settings, creds: Credentials) -> None:
+    """The next `pulumi up` renders what this one did, whatever its hash seed: otherwise every
+    run would roll the pods and re-run Ansible on every node."""
+    source = ("from tests.unit.test_render import every_file_hash, make_creds, make_settings\n"
+              "settings = make_settings()\n"
+              "print(every_file_hash(settings, make_creds(settings)))\n")
+    here = every_file_hash(settings, creds)
+    assert printed_by_new_interpreters(source) == [f"{here}\n"] * len(HASH_SEEDS)
 
 
 # --- EDPM per-node extra config -----------------------------------------------------------
@@ -644,12 +658,14 @@ def test_a_template_is_rendered_once_for_the_same_values(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(engine, "_render", fake)
     engine._render_once.cache_clear()
-    first = engine.render("t.j2", a="x", b=1)
-    assert engine.render("t.j2", b=1, a="x") == first and len(rendered) == 1
-    # equal is not the same: True == 1, but a template shows them differently
-    assert engine.render("t.j2", a="x", b=True) != first and len(rendered) == 2
-    # mappings and objects are rendered every time (they could change between calls)
-    engine.render("t.j2", a={"k": "v"})
-    engine.render("t.j2", a={"k": "v"})
-    assert len(rendered) == 4
-    engine._render_once.cache_clear()
+    try:
+        first = engine.render("t.j2", a="x", b=1)
+        assert engine.render("t.j2", b=1, a="x") == first and len(rendered) == 1
+        # equal is not the same: True == 1, but a template shows them differently
+        assert engine.render("t.j2", a="x", b=True) != first and len(rendered) == 2
+        # mappings and objects are rendered every time (they could change between calls)
+        engine.render("t.j2", a={"k": "v"})
+        engine.render("t.j2", a={"k": "v"})
+        assert len(rendered) == 4
+    finally:
+        engine._render_once.cache_clear()  # no fake rendering left for the tests after this one

@@ -14,7 +14,6 @@ from components.settings import (
     KubernetesMode,
     QueueType,
     SecretStr,
-    Settings,
     SettingsError,
     control_plane_tags,
     edpm_tags,
@@ -68,7 +67,6 @@ def good_config() -> dict[str, Any]:
         },
         "extraMounts": [
             {
-                "name": "ceph",
                 "propagation": ["NovaConductor", "Compute"],
                 "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf"}}],
                 "mounts": [{"name": "ceph", "mountPath": "/etc/ceph", "readOnly": True}],
@@ -105,6 +103,7 @@ def test_empty_config_gives_defaults() -> None:
     assert settings.images.neutron_metadata_agent.endswith(
         "openstack-neutron-metadata-agent-ovn:current-podified"
     )
+    assert settings.images.compute == "quay.io/podified-antelope-centos9/openstack-nova-compute:current-podified"
     nova = settings.nova
     assert nova.keystone.internal_url == "http://keystone-internal.openstack.svc:5000"
     assert nova.keystone.region == "regionOne" and nova.keystone.service_user == "nova"
@@ -163,7 +162,6 @@ def test_buses_on_one_cluster_agree_on_its_queue_type() -> None:
 
 def test_good_config_loads() -> None:
     settings = load(good_config(), secret_keys=ALL_SECRET, catalog=None)
-    assert isinstance(settings, Settings)
     nova = settings.nova
     assert [c.name for c in nova.cells] == ["cell0", "cell1", "cell2"]
     assert nova.api.replicas == 2 and nova.cell("cell2").conductor.replicas == 0
@@ -353,6 +351,8 @@ CASES: list[tuple[str, Any, str]] = [
     ("extraMounts", [{"volumes": [{"hostPath": {}}]}], "extraMounts[0].volumes[0].name"),
     ("extraMounts", [{"propagation": ["NovaApi"]}], "extraMounts[0].propagation[0]"),
     ("extraMounts", {"name": "x"}, "extraMounts"),
+    # an entry has no name: lib-common's VolMounts has none, and nothing would use it
+    ("extraMounts", [{"name": "ceph", "volumes": []}], "extraMounts[0].name"),
     ("nodesets", {}, "nodesets"),
     ("nova.memcachedInstance", "Memcached_1", "nova.memcachedInstance"),
     ("dataplane.nodeSets.edpm-b.nodeTemplate.timeouts", {"task": 100, "run": 50},
