@@ -10,7 +10,7 @@ ifdef NODES
 export EDPM_NODE_COUNT := $(NODES)
 endif
 
-.PHONY: up down test unit integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog
+.PHONY: graph up down test unit integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog
 
 ## up: set up whatever is missing, then `pulumi up` on $(STACK)
 up: environment
@@ -79,6 +79,10 @@ lint: venv
 ## BENCH_ARGS passes options, e.g. BENCH_ARGS='--items preview --runs 5' (see --help)
 bench: toolchain venv
 	@.venv/bin/python -m tools.bench $(BENCH_ARGS)
+
+## graph: draw $(STACK)'s resource graph (its state, after `make up`) into docs/$(STACK)-stack-graph.svg
+graph: toolchain venv
+	@devenv/graph.sh $(STACK)
 
 ## preview: `pulumi preview --diff` of $(STACK), with the policy pack in policy/
 preview: environment
