@@ -10,7 +10,7 @@ ifdef NODES
 export EDPM_NODE_COUNT := $(NODES)
 endif
 
-.PHONY: graph up down test unit integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog
+.PHONY: graph up down test test-long unit integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog
 
 ## up: set up whatever is missing, then `pulumi up` on $(STACK)
 up: environment
@@ -60,9 +60,13 @@ down:
 clean-env: down
 	@devenv/stop.sh --forget
 
-## test: the whole suite (unit, lint, integration against the local environment)
+## test: the suite CI runs (unit, lint, integration against the local environment, all but the long tests)
 test: environment lint
 	@devenv/run-tests.sh
+
+## test-long: the integration tests longer than CI allows (faults, restarts, rotation, TLS and Ceph roll-outs)
+test-long: environment
+	@devenv/run-tests.sh --long
 
 unit: venv
 	@.venv/bin/python -m pytest -q tests/unit

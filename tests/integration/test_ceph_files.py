@@ -19,6 +19,9 @@ from tests.integration.nova_compute import compute_process, eventually
 from tests.integration.stacks import Stack, name_of, type_of
 from tests.integration.test_dataplane import nova_conf, stat
 
+# Longer than CI's budget allows: `make test-long` runs these (README, "The two commands").
+pytestmark = pytest.mark.long
+
 NODES = ("edpm-compute-0", "edpm-compute-1")
 NAMESPACE = "openstack"
 FSID = "6a1b2c3d-0000-4000-8000-000000000001"

@@ -30,6 +30,9 @@ from tests.integration.secretscan import (
 from tests.integration.stacks import Stack, copy_of
 from tests.integration.test_dataplane import AGENT_DIR, out_of_sync
 
+# Longer than CI's budget allows: `make test-long` runs these (README, "The two commands").
+pytestmark = pytest.mark.long
+
 SHARED_SECRET = "nova.metadataSharedSecret"
 # The shared secret the dev stack generated (its config sets none).
 GENERATED_SHARED_SECRET = "nova-credentials-metadata-shared-secret"

@@ -7,6 +7,8 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+import pytest
+
 from tests.integration.local_env import ENV, ROOT, changes_of, node, revealed
 from tests.integration.secretscan import (
     NODES,
@@ -66,6 +68,7 @@ def test_no_secret_in_plain_text_after_an_up_and_an_update(dev_copy: Stack) -> N
     assert readable == {}, "secrets in files others can read"
 
 
+@pytest.mark.long
 def test_a_replaced_migration_key_reaches_every_compute_and_the_old_one_is_gone(dev_copy: Stack) -> None:
     """README, "Rotating a secret": the generated key, replaced with `pulumi up --replace <its URN>`."""
     old = resource_state(dev_copy, GENERATED_MIGRATION_KEY)
