@@ -33,7 +33,7 @@ class NovaControlPlane(pulumi.ComponentResource):
         nova, ns, skip = settings.nova, settings.namespace, settings.kubernetes.skip_await
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
-            metadata={"name": ns, "annotations": kube.object_annotations(skip)},
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=ns, annotations=kube.object_annotations(skip)),
             opts=pulumi.ResourceOptions(parent=self),
         )
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
