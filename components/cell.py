@@ -18,6 +18,7 @@ from components.render import (
     metadata_neutron_config,
     names,
     service_config_files,
+    service_template,
 )
 from components.settings import Cell, Settings, control_plane_tags
 from components.workload import NovaServiceWorkload, WorkloadSpec, service_probe
@@ -122,14 +123,14 @@ class NovaCell(pulumi.ComponentResource):
         ns, skip = settings.namespace, settings.kubernetes.skip_await
         child = pulumi.ResourceOptions(parent=self)
 
-        def spec(service: NovaService, workload: str, image: str, group: str, **extra: object) -> WorkloadSpec:
-            template = {NovaService.CONDUCTOR: cell.conductor, NovaService.METADATA: cell.metadata,
-                        NovaService.NOVNCPROXY: cell.novncproxy}[service]
+        def spec(service: NovaService, workload: str, image: str, group: str,
+                 service_names: Sequence[str] = ()) -> WorkloadSpec:
             return WorkloadSpec(
-                name=workload, component=service.value, image=image, template=template, namespace=ns,
+                name=workload, component=service.value, image=image,
+                template=service_template(settings, service, cell), namespace=ns,
                 probe=service_probe(service), port=RUNTIMES[service].port, api_timeout=settings.nova.api_timeout,
-                cell=cell.name, mount_tags=control_plane_tags(group, cell.name),
-                extra_mounts=settings.extra_mounts, skip_await=skip, **extra,  # type: ignore[arg-type]
+                cell=cell.name, service_names=service_names, mount_tags=control_plane_tags(group, cell.name),
+                extra_mounts=settings.extra_mounts, skip_await=skip,
             )
 
         def files(service: NovaService) -> pulumi.Output[dict[str, str]]:

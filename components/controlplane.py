@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -17,6 +19,7 @@ from components.render import (
     metadata_neutron_config,
     names,
     service_config_files,
+    service_template,
 )
 from components.settings import Settings, control_plane_tags
 from components.workload import NovaServiceWorkload, WorkloadSpec, service_probe
@@ -33,7 +36,7 @@ class NovaControlPlane(pulumi.ComponentResource):
         nova, ns, skip = settings.nova, settings.namespace, settings.kubernetes.skip_await
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
-            metadata={"name": ns, "annotations": kube.object_annotations(skip)},
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=ns, annotations=kube.object_annotations(skip)),
             opts=pulumi.ResourceOptions(parent=self),
         )
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
@@ -54,15 +57,14 @@ class NovaControlPlane(pulumi.ComponentResource):
         creds = self.credentials.for_cell(None)
 
         def workload(service: NovaService, workload_name: str, image: str, group: str,
-                     **extra: object) -> NovaServiceWorkload:
-            template = {NovaService.API: nova.api, NovaService.SCHEDULER: nova.scheduler,
-                        NovaService.METADATA: nova.metadata}[service]
+                     service_names: Sequence[str] = ()) -> NovaServiceWorkload:
             spec = WorkloadSpec(
-                name=workload_name, component=service.value, image=image, template=template, namespace=ns,
+                name=workload_name, component=service.value, image=image,
+                template=service_template(settings, service, None), namespace=ns,
                 probe=service_probe(service), port=RUNTIMES[service].port, api_timeout=nova.api_timeout,
-                mount_tags=control_plane_tags(group), extra_mounts=settings.extra_mounts, skip_await=skip,
+                service_names=service_names, mount_tags=control_plane_tags(group),
+                extra_mounts=settings.extra_mounts, skip_await=skip,
                 pod_annotations={kube.CELLS_HASH_ANNOTATION: self.registered_cells_hash},
-                **extra,  # type: ignore[arg-type]
             )
             files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
                 creds.apply(lambda c: service_config_files(settings, service, None, c)))

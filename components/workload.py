@@ -67,7 +67,8 @@ def extra_volumes(
     for mount in mounts:
         if not propagates(mount.propagation, tags):
             continue
-        # Volumes are given as Kubernetes volume objects; the provider takes them as they are.
+        # The one untyped part of a pod: extraMounts' volumes are the user's Kubernetes volume
+        # objects (any volume source), passed on as given rather than rebuilt field by field here.
         volumes.extend(dict(v) for v in mount.volumes)  # type: ignore[misc]
         volume_mounts.extend(
             k8s.core.v1.VolumeMountArgs(name=m.name, mount_path=m.mount_path, read_only=m.read_only,
@@ -77,36 +78,41 @@ def extra_volumes(
     return volumes, volume_mounts
 
 
-def _probe(probe: HttpProbe | ProcessProbe, period: int, timeout: int, failures: int,
-           delay: int = 0) -> k8s.core.v1.ProbeArgs:
-    timings = {"period_seconds": period, "timeout_seconds": timeout, "failure_threshold": failures,
-               "initial_delay_seconds": delay or None}
+def _probe(probe: HttpProbe | ProcessProbe, period: int, timeout: int, failures: int) -> k8s.core.v1.ProbeArgs:
     if isinstance(probe, HttpProbe):
         return k8s.core.v1.ProbeArgs(
-            http_get=k8s.core.v1.HTTPGetActionArgs(path=probe.path, port=probe.port), **timings)  # type: ignore[arg-type]
+            http_get=k8s.core.v1.HTTPGetActionArgs(path=probe.path, port=probe.port),
+            period_seconds=period, timeout_seconds=timeout, failure_threshold=failures)
     # pgrep -r: only running, sleeping or waiting processes count, not zombies or stopped ones.
     return k8s.core.v1.ProbeArgs(
         exec_=k8s.core.v1.ExecActionArgs(command=["/usr/bin/pgrep", "-r", "DRST", "-f", probe.process]),
-        **timings)  # type: ignore[arg-type]
+        period_seconds=period, timeout_seconds=timeout, failure_threshold=failures)
 
 
 # How long a first start may take on a busy node (importing nova alone takes seconds of CPU).
 STARTUP_FAILURES = 30
 
 
-def probes(probe: HttpProbe | ProcessProbe, api_timeout: int) -> dict[str, k8s.core.v1.ProbeArgs | None]:
+@dataclass(frozen=True)
+class Probes:
+    """A container's three probes; an RPC service has no readiness to report."""
+
+    startup: k8s.core.v1.ProbeArgs
+    liveness: k8s.core.v1.ProbeArgs
+    readiness: k8s.core.v1.ProbeArgs | None
+
+
+def probes(probe: HttpProbe | ProcessProbe, api_timeout: int) -> Probes:
     """Startup, liveness and readiness probes with upstream's timings."""
     startup = _probe(probe, period=10, timeout=10, failures=STARTUP_FAILURES)
     if isinstance(probe, ProcessProbe):
-        return {"startup_probe": startup, "liveness_probe": _probe(probe, period=20, timeout=10, failures=3),
-                "readiness_probe": None}
+        return Probes(startup, liveness=_probe(probe, period=20, timeout=10, failures=3), readiness=None)
     if probe.api:
         ready, alive = int(api_timeout * 0.3), int(api_timeout * 0.5)
-        return {"startup_probe": startup,
-                "liveness_probe": _probe(probe, period=alive, timeout=alive, failures=10),
-                "readiness_probe": _probe(probe, period=ready, timeout=ready, failures=3)}
-    return {"startup_probe": startup, "liveness_probe": _probe(probe, period=10, timeout=10, failures=3),
-            "readiness_probe": _probe(probe, period=5, timeout=5, failures=3)}
+        return Probes(startup, liveness=_probe(probe, period=alive, timeout=alive, failures=10),
+                      readiness=_probe(probe, period=ready, timeout=ready, failures=3))
+    return Probes(startup, liveness=_probe(probe, period=10, timeout=10, failures=3),
+                  readiness=_probe(probe, period=5, timeout=5, failures=3))
 
 
 def service_probe(service: NovaService) -> HttpProbe | ProcessProbe:
@@ -148,6 +154,7 @@ class NovaServiceWorkload(pulumi.ComponentResource):
         depends_on = [*after, *(before_start(self) if before_start else [])]
         volumes, volume_mounts = extra_volumes(spec.extra_mounts, spec.mount_tags)
         annotations = {kube.CONFIG_HASH_ANNOTATION: self.config_hash, **spec.pod_annotations}
+        container_probes = probes(spec.probe, spec.api_timeout)
         container = k8s.core.v1.ContainerArgs(
             name=spec.component,
             image=spec.image,
@@ -163,7 +170,9 @@ class NovaServiceWorkload(pulumi.ComponentResource):
             ],
             ports=[k8s.core.v1.ContainerPortArgs(container_port=spec.port, name="http")] if spec.port else None,
             resources=k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "10m", "memory": "128Mi"}),
-            **probes(spec.probe, spec.api_timeout),  # type: ignore[arg-type]
+            startup_probe=container_probes.startup,
+            liveness_probe=container_probes.liveness,
+            readiness_probe=container_probes.readiness,
         )
         pod_spec = k8s.core.v1.PodSpecArgs(
             containers=[container],

@@ -29,12 +29,14 @@ from .nova_conf import (
     NOVA_CONF,
     OVERRIDE_CONF,
     RUNTIMES,
+    SERVICE_TEMPLATES,
     NovaService,
     Runtime,
     compute_config_files,
     host_specific_conf,
     novncproxy_base_url,
     service_config_files,
+    service_template,
 )
 from .service_cleanup import CLEANUP_SCRIPT, service_cleanup_files, service_cleanup_plan
 
@@ -47,6 +49,7 @@ __all__ = [
     "NOVA_CONF",
     "OVERRIDE_CONF",
     "RUNTIMES",
+    "SERVICE_TEMPLATES",
     "SSH_KNOWN_HOSTS_BLOCK",
     "TLS_CA",
     "TLS_CERT",
@@ -82,5 +85,6 @@ __all__ = [
     "service_cleanup_plan",
     "service_config_files",
     "service_config_json",
+    "service_template",
     "transport_url",
 ]

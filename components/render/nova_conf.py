@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from components.settings import CELL0, Cell, ServiceTemplate, Settings
+from components.settings import CELL0, Cell, Nova, ServiceTemplate, Settings
 
 from . import kolla, names
 from .credentials import Credentials, database_url
@@ -51,8 +52,40 @@ RUNTIMES = {
     # the console page and its scripts, from the image's noVNC
     NovaService.NOVNCPROXY: Runtime("/usr/bin/nova-novncproxy --web /usr/share/novnc/", names.NOVNCPROXY_PORT),
 }
-_TOP_LEVEL = (NovaService.API, NovaService.SCHEDULER, NovaService.METADATA)
-_PER_CELL = (NovaService.METADATA, NovaService.CONDUCTOR, NovaService.NOVNCPROXY)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a service runs, and which service template of the settings configures it there:
+    `top_level` picks it from settings.nova, `per_cell` from a cell; None: it does not run there."""
+
+    top_level: Callable[[Nova], ServiceTemplate] | None = None
+    per_cell: Callable[[Cell], ServiceTemplate] | None = None
+
+
+# The one map from a service to its service template (nova.<x>ServiceTemplate,
+# nova.cellTemplates.<cell>.<x>ServiceTemplate): its config files and its pods read it through
+# service_template.
+SERVICE_TEMPLATES: dict[NovaService, Placement] = {
+    NovaService.API: Placement(top_level=lambda nova: nova.api),
+    NovaService.SCHEDULER: Placement(top_level=lambda nova: nova.scheduler),
+    NovaService.METADATA: Placement(top_level=lambda nova: nova.metadata, per_cell=lambda cell: cell.metadata),
+    NovaService.CONDUCTOR: Placement(per_cell=lambda cell: cell.conductor),
+    NovaService.NOVNCPROXY: Placement(per_cell=lambda cell: cell.novncproxy),
+}
+
+
+def service_template(settings: Settings, service: NovaService, cell: Cell | None) -> ServiceTemplate:
+    """The template of `service` at the top level (`cell` None) or in `cell`; ValueError
+    where the service does not run."""
+    placement = SERVICE_TEMPLATES[service]
+    if cell is None:
+        if placement.top_level is None:
+            raise ValueError(f"{service} runs in a cell; pass the cell")
+        return placement.top_level(settings.nova)
+    if placement.per_cell is None:
+        raise ValueError(f"{service} is not a per-cell service")
+    return placement.per_cell(cell)
 
 
 @dataclass(frozen=True)
@@ -63,15 +96,6 @@ class _Wiring:
     quorum_queues: bool  # the bus's cluster serves quorum queues
     database: str | None
     api_database: str | None
-
-
-def _template(settings: Settings, service: NovaService, cell: Cell | None) -> ServiceTemplate:
-    nova = settings.nova
-    if cell is None:
-        top = {NovaService.API: nova.api, NovaService.SCHEDULER: nova.scheduler}
-        return top.get(service, nova.metadata)
-    per_cell = {NovaService.CONDUCTOR: cell.conductor, NovaService.NOVNCPROXY: cell.novncproxy}
-    return per_cell.get(service, cell.metadata)
 
 
 def _cell_database(settings: Settings, cell: Cell, creds: Credentials) -> str:
@@ -138,21 +162,14 @@ def _nova_conf(settings: Settings, service: str, creds: Credentials, *, quorum_q
     )
 
 
-def _check_placement(settings: Settings, service: NovaService, cell: Cell | None) -> None:
-    if cell is None and service not in _TOP_LEVEL:
-        raise ValueError(f"{service} runs in a cell; pass the cell")
-    if cell is not None and service not in _PER_CELL:
-        raise ValueError(f"{service} is not a per-cell service")
-    if not _template(settings, service, cell).enabled:
-        where = f"cell {cell.name}" if cell else "the top level"
-        raise ValueError(f"{service} is disabled at {where}")
-
-
 def service_config_files(
     settings: Settings, service: NovaService, cell: Cell | None, creds: Credentials
 ) -> dict[str, str]:
     """The `<service>-config-data` Secret of a control-plane service."""
-    _check_placement(settings, service, cell)
+    template = service_template(settings, service, cell)
+    if not template.enabled:
+        where = f"cell {cell.name}" if cell else "the top level"
+        raise ValueError(f"{service} is disabled at {where}")
     wiring = _wiring(settings, service, cell, creds)
     conf = _nova_conf(
         settings,
@@ -167,7 +184,7 @@ def service_config_files(
     )
     uses_db = wiring.database is not None or wiring.api_database is not None
     files = {NOVA_CONF: conf, BLANK_CONF: ""}
-    custom = _template(settings, service, cell).custom_service_config
+    custom = template.custom_service_config
     if custom.strip():
         files[OVERRIDE_CONF] = custom if custom.endswith("\n") else custom + "\n"
     if uses_db:

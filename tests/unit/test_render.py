@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from components.render import (
+    SERVICE_TEMPLATES,
     Credentials,
     NovaService,
     compute_config_files,
@@ -25,6 +26,7 @@ from components.render import (
     neutron_metadata_extra_files,
     nova_extra_files,
     service_config_files,
+    service_template,
     transport_url,
 )
 from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings, load
@@ -457,6 +459,33 @@ def test_service_placement_is_checked(
 ) -> None:
     with pytest.raises(ValueError):
         files_of(settings, creds, service, cell)
+
+
+# Which key of the stack config configures each service, at the top level and in a cell.
+CONFIG_KEYS = {
+    NovaService.API: ("apiServiceTemplate", None),
+    NovaService.SCHEDULER: ("schedulerServiceTemplate", None),
+    NovaService.METADATA: ("metadataServiceTemplate", "metadataServiceTemplate"),
+    NovaService.CONDUCTOR: (None, "conductorServiceTemplate"),
+    NovaService.NOVNCPROXY: (None, "noVNCProxyServiceTemplate"),
+}
+
+
+def test_each_service_reads_its_own_service_template() -> None:
+    # a replica count per key (and another in the cell): the template picked tells which key it came from
+    keys = sorted({key for pair in CONFIG_KEYS.values() for key in pair if key})
+    counts = {key: n for n, key in enumerate(keys, 2)}
+    top = {key: {"replicas": counts[key]} for key, _ in CONFIG_KEYS.values() if key}
+    in_cell = {key: {"replicas": counts[key] + 10} for _, key in CONFIG_KEYS.values() if key}
+    settings = load({"nova": {**top, "cellTemplates": {"cell0": {}, "cell1": in_cell}}}, catalog=None)
+    assert set(SERVICE_TEMPLATES) == set(NovaService)
+    for service, (top_key, cell_key) in CONFIG_KEYS.items():
+        for cell, key, offset in ((None, top_key, 0), (settings.nova.cell("cell1"), cell_key, 10)):
+            if key is None:
+                with pytest.raises(ValueError, match="cell"):
+                    service_template(settings, service, cell)
+            else:
+                assert service_template(settings, service, cell).replicas == counts[key] + offset, (service, cell)
 
 
 def test_line_breaks_in_values_are_refused(settings: Settings) -> None:
