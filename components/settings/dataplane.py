@@ -56,9 +56,9 @@ def _expand(obj: Obj, key: str) -> str | None:
 
 
 def _service_configs(obj: Obj, catalog: OptionCatalog | None) -> ServiceConfigs:
-    nova, nova_secret = read_snippet(obj, "nova", catalog)
+    nova, nova_secret = read_snippet(obj, NOVA, catalog)
     # neutron options are not nova's: syntax only
-    neutron, neutron_secret = read_snippet(obj, "neutron-metadata", catalog, nova_options=False)
+    neutron, neutron_secret = read_snippet(obj, NEUTRON_METADATA, catalog, nova_options=False)
     obj.close()
     return ServiceConfigs(nova=nova, neutron_metadata=neutron, nova_secret=nova_secret,
                           neutron_metadata_secret=neutron_secret)

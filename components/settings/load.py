@@ -122,8 +122,8 @@ def load(
         ctx.problem(("namespace",), f"Kubernetes namespace {problem}")
     nova = parse_nova(root.obj("nova"), namespace, options)
     dataplane_obj = root.obj("dataplane")
-    services = builtin_services()
-    dataplane = parse_dataplane(dataplane_obj, options, services)
+    builtin = builtin_services()
+    dataplane = parse_dataplane(dataplane_obj, options, builtin)
     check_dataplane(dataplane_obj, dataplane, nova)
     known_tags = [*FIXED_TAGS, *(c.name for c in nova.cells), *(s.name for s in dataplane.node_sets)]
     extra_mounts = tuple(
@@ -135,7 +135,7 @@ def load(
         images=images,
         kubernetes=kubernetes,
         nova=nova,
-        dataplane=with_mounted_files(ctx, dataplane_obj.path, dataplane, extra_mounts, kubernetes, services),
+        dataplane=with_mounted_files(ctx, dataplane_obj.path, dataplane, extra_mounts, kubernetes, builtin),
         extra_mounts=extra_mounts,
     )
     root.close()
