@@ -4,11 +4,13 @@ import pulumi
 
 from components import k8s as kube
 from components.controlplane import NovaControlPlane
-from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NeutronMetadataAgent, NovaMigrationSSHKey
+from components.dataplane import EdpmNodeSet, NovaMigrationSSHKey
+from components.edpm.context import ControlPlaneFiles
+from components.edpm.services.neutron_metadata import NeutronMetadataAgent
 from components.libvirt import LibvirtSecrets
 from components.mountedfiles import EdpmMountedObjects
 from components.render import known_hosts_block
-from components.settings import SettingsError
+from components.settings import NOVA, SettingsError
 from components.settings.source import from_pulumi_config
 
 try:
@@ -54,7 +56,7 @@ for cell_name, cell in control_plane.cells.items():
     if computes:
         cell.discover_hosts(
             hosts=[n.host_name for _, n in computes],
-            depends_on=[s.runs[n.name]["nova"] for s, n in computes if "nova" in s.runs[n.name]],
+            depends_on=[s.runs[n.name][NOVA] for s, n in computes if NOVA in s.runs[n.name]],
         )
 
 pulumi.export("namespace", settings.namespace)

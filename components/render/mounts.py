@@ -20,6 +20,12 @@ from components.settings.errors import format_path
 NOVA_ROLE_FILES = ("ssh-config", "run-on-host", "nova_statedir_ownership.py", "ceph")
 
 
+def nova_skips(file: str) -> bool:
+    """Whether `file` is a config file nova-compute never loads: of the .conf files in its
+    directory it loads only those whose name contains 'nova' (the EDPM contract)."""
+    return file.endswith(".conf") and "nova" not in file
+
+
 class MountedFilesError(ValueError):
     """A mounted file cannot be made: a key is missing, a name is taken twice."""
 
@@ -82,7 +88,7 @@ def service_files(
             if file in reserved:
                 raise MountedFilesError(f"{where}: {file} is one of the program's own files for {entry.service}; "
                                         "name the mounted file otherwise")
-            if entry.service == NOVA and file.endswith(".conf") and "nova" not in file:
+            if entry.service == NOVA and nova_skips(file):
                 raise MountedFilesError(f"{where}: nova-compute would never load {file} from {entry.kind} "
                                         f"{entry.name}: only files whose name contains 'nova' and ends .conf are")
             (files.secret if entry.secret else files.public)[file] = content[key]

@@ -11,11 +11,9 @@ from .extramounts import control_plane_tags, edpm_tags, propagates
 from .load import TOP_LEVEL_KEYS, load
 from .model import (
     CELL0,
-    CEPH_CLIENT,
     LIBVIRT,
     NEUTRON_METADATA,
     NOVA,
-    SSH_KNOWN_HOSTS,
     Cell,
     CustomService,
     Database,
@@ -45,12 +43,10 @@ from .secret import SecretStr
 
 __all__ = [
     "CELL0",
-    "CEPH_CLIENT",
     "LIBVIRT",
     "NEUTRON_METADATA",
     "NOVA",
     "SHIPPED_CATALOGS",
-    "SSH_KNOWN_HOSTS",
     "TOP_LEVEL_KEYS",
     "CatalogError",
     "CatalogStore",

@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 from pathlib import PurePosixPath
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from . import knownhosts
 from .agentvars import check_agent_vars
@@ -15,13 +16,10 @@ from .checks import host_problem, hostname_problem, label_problem, ovsdb_connect
 from .customconfig import read_snippet
 from .errors import Path, did_you_mean, format_path
 from .model import (
-    BUILTIN_EDPM_SERVICES,
     CELL0,
-    DEFAULT_EDPM_SERVICES,
     LIBVIRT,
     NEUTRON_METADATA,
     NOVA,
-    SSH_KNOWN_HOSTS,
     CustomService,
     Dataplane,
     Libvirt,
@@ -38,7 +36,9 @@ from .reader import Obj
 from .secret import SecretStr
 from .sshvars import check_ssh_vars
 
-DEFAULT_SERVICES = DEFAULT_EDPM_SERVICES
+if TYPE_CHECKING:
+    from components.edpm.registry import BuiltinServices
+
 DEFAULT_CELL = "cell1"
 _FILE_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # a ConfigMap/Secret key
 
@@ -56,9 +56,9 @@ def _expand(obj: Obj, key: str) -> str | None:
 
 
 def _service_configs(obj: Obj, catalog: OptionCatalog | None) -> ServiceConfigs:
-    nova, nova_secret = read_snippet(obj, "nova", catalog)
+    nova, nova_secret = read_snippet(obj, NOVA, catalog)
     # neutron options are not nova's: syntax only
-    neutron, neutron_secret = read_snippet(obj, "neutron-metadata", catalog, nova_options=False)
+    neutron, neutron_secret = read_snippet(obj, NEUTRON_METADATA, catalog, nova_options=False)
     obj.close()
     return ServiceConfigs(nova=nova, neutron_metadata=neutron, nova_secret=nova_secret,
                           neutron_metadata_secret=neutron_secret)
@@ -166,10 +166,10 @@ def _with_host_keys(node: Node, obj: Obj, template: NodeTemplate, trusted: known
     return replace(node, host_keys=keys)
 
 
-def _services(obj: Obj, known: list[str]) -> tuple[str, ...]:
+def _services(obj: Obj, known: list[str], default: tuple[str, ...]) -> tuple[str, ...]:
     services = obj.str_list("services")
     if services is None:
-        return DEFAULT_SERVICES
+        return default
     seen: set[str] = set()
     for index, service in enumerate(services):
         path = (*obj.at("services"), index)
@@ -185,13 +185,14 @@ def _services(obj: Obj, known: list[str]) -> tuple[str, ...]:
     return services
 
 
-def _node_set(name: str, obj: Obj, known: list[str], catalog: OptionCatalog | None) -> NodeSet:
+def _node_set(name: str, obj: Obj, known: list[str], builtin: BuiltinServices,
+              catalog: OptionCatalog | None) -> NodeSet:
     problem = label_problem(name)
     if problem:
         obj.ctx.problem(obj.path, f"node set name {problem}")
     cell = obj.text("cell", DEFAULT_CELL, allow_empty=False)
     template = _node_template(obj.obj("nodeTemplate"))
-    services = _services(obj, known)
+    services = _services(obj, known, builtin.default)
     trusted = knownhosts.KnownHosts(template.known_hosts)
     nodes = [_with_host_keys(_node(n, o, cell, catalog), o, template, trusted) for n, o in obj.entries("nodes")]
     tls_enabled = obj.flag("tlsEnabled", False)
@@ -200,7 +201,8 @@ def _node_set(name: str, obj: Obj, known: list[str], catalog: OptionCatalog | No
                         f"nova then migrates over libvirt's TLS listener, which the {LIBVIRT} service sets up: "
                         f"add {LIBVIRT} to services (before {NOVA}, as in upstream's default order)")
     if nodes and template.known_hosts_file is None:
-        shared = f" and the {SSH_KNOWN_HOSTS} service gives every node" if SSH_KNOWN_HOSTS in services else ""
+        shared = "".join(f" and the {s.name} service gives every node" for s in builtin.services
+                         if s.shares_known_hosts and s.name in services)
         obj.ctx.problem((*obj.at("nodeTemplate"), "knownHostsFile"),
                         f"is required: a known_hosts file with each node's host key, which Ansible checks the "
                         f"nodes against{shared}")
@@ -218,11 +220,11 @@ def _node_set(name: str, obj: Obj, known: list[str], catalog: OptionCatalog | No
     return node_set
 
 
-def _custom_service(name: str, obj: Obj) -> CustomService:
+def _custom_service(name: str, obj: Obj, builtin: BuiltinServices) -> CustomService:
     problem = label_problem(name)
     if problem:
         obj.ctx.problem(obj.path, f"service name {problem}")
-    if name in BUILTIN_EDPM_SERVICES:
+    if name in builtin.names:
         obj.ctx.problem(obj.path, f"'{name}' is a built-in service; choose another name")
     playbook = obj.opt_text("playbook")
     if playbook is None:
@@ -290,10 +292,10 @@ def _ovn(obj: Obj, node_sets: list[NodeSet]) -> Ovn | None:
     return Ovn(sb_connection=",".join(entry.strip() for entry in connection.split(",")))
 
 
-def parse_dataplane(obj: Obj, catalog: OptionCatalog | None) -> Dataplane:
-    custom = {name: _custom_service(name, o) for name, o in obj.entries("customServices")}
-    known = [*BUILTIN_EDPM_SERVICES, *custom]
-    node_sets = [_node_set(name, o, known, catalog) for name, o in obj.entries("nodeSets")]
+def parse_dataplane(obj: Obj, catalog: OptionCatalog | None, builtin: BuiltinServices) -> Dataplane:
+    custom = {name: _custom_service(name, o, builtin) for name, o in obj.entries("customServices")}
+    known = [*builtin.names, *custom]
+    node_sets = [_node_set(name, o, known, builtin, catalog) for name, o in obj.entries("nodeSets")]
     dataplane = Dataplane(
         node_sets=tuple(sorted(node_sets, key=lambda s: s.name)),
         custom_services=MappingProxyType(custom),

@@ -10,6 +10,7 @@ from typing import Any
 from .catalog import SHIPPED, CatalogError, CatalogStore, OptionCatalog
 from .checks import label_problem
 from .dataplane import check_dataplane, parse_dataplane
+from .edpmservices import builtin_services
 from .errors import SettingsError, format_path
 from .extramounts import FIXED_TAGS, parse_extra_mount
 from .model import Images, Kubernetes, KubernetesMode, Settings
@@ -121,7 +122,8 @@ def load(
         ctx.problem(("namespace",), f"Kubernetes namespace {problem}")
     nova = parse_nova(root.obj("nova"), namespace, options)
     dataplane_obj = root.obj("dataplane")
-    dataplane = parse_dataplane(dataplane_obj, options)
+    builtin = builtin_services()
+    dataplane = parse_dataplane(dataplane_obj, options, builtin)
     check_dataplane(dataplane_obj, dataplane, nova)
     known_tags = [*FIXED_TAGS, *(c.name for c in nova.cells), *(s.name for s in dataplane.node_sets)]
     extra_mounts = tuple(
@@ -133,7 +135,7 @@ def load(
         images=images,
         kubernetes=kubernetes,
         nova=nova,
-        dataplane=with_mounted_files(ctx, dataplane_obj.path, dataplane, extra_mounts, kubernetes),
+        dataplane=with_mounted_files(ctx, dataplane_obj.path, dataplane, extra_mounts, kubernetes, builtin),
         extra_mounts=extra_mounts,
     )
     root.close()

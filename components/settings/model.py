@@ -15,17 +15,12 @@ from .secret import SecretStr
 
 CELL0 = "cell0"
 
-SSH_KNOWN_HOSTS = "ssh-known-hosts"
+# The built-in EDPM services whose stack config keys the settings read (customServiceConfig.nova
+# and .neutron-metadata, dataplane.ovn, tlsEnabled). What each service is, and every built-in
+# service, is in components/edpm/services/.
 NEUTRON_METADATA = "neutron-metadata"
-CEPH_CLIENT = "ceph-client"
 LIBVIRT = "libvirt"
 NOVA = "nova"
-# Services a node set may list without defining them in dataplane.customServices,
-# in the order upstream's documents list them.
-BUILTIN_EDPM_SERVICES = (SSH_KNOWN_HOSTS, CEPH_CLIENT, NEUTRON_METADATA, LIBVIRT, NOVA)
-# The services of a node set that lists none: upstream's default order (plus
-# ceph-client, in its place, when extraMounts give the node set Ceph files).
-DEFAULT_EDPM_SERVICES = tuple(s for s in BUILTIN_EDPM_SERVICES if s != CEPH_CLIENT)
 
 
 @dataclass(frozen=True)
@@ -211,7 +206,7 @@ class MountedFiles:
     """Files of one Secret or ConfigMap of the stack's namespace that an
     extraMounts entry gives one service of a node set."""
 
-    service: str  # CEPH_CLIENT (the Ceph client files) or NOVA (more of nova's files)
+    service: str  # the service whose extraMounts path it is mounted at (e.g. ceph-client, nova)
     kind: str  # "Secret" or "ConfigMap"
     name: str
     files: Mapping[str, str] | None  # file name on the node -> key; None: every key, under its own name

@@ -5,17 +5,17 @@ Upstream mounts every extraMounts entry that propagates to `Compute` into the
 Ansible pod of a node set, and a service's playbook copies what it finds at
 the paths it reads. Here the same entries name the files that the program
 reads from the stack's namespace and hands to the node set's runs, by where
-the entry mounts them:
-
-- /etc/ceph: the Ceph client files (ceph.conf, keyrings), which the
-  ceph-client service lays out in /var/lib/openstack/config/ceph;
-- /var/lib/openstack/configs/nova: more of nova's files, e.g. a
-  03-ceph-nova.conf (where the pod holds the nova service's dataSources).
+the entry mounts them: the path a service declares (its `MountPoint`), e.g.
+/etc/ceph for ceph-client's Ceph client files, /var/lib/openstack/configs/nova
+for more of nova's files (where the pod holds the nova service's dataSources).
 
 A mount is the whole volume (mountPath the directory itself) or one file of
 it (mountPath `<directory>/<file>` with subPath the file in the volume).
 Secret, ConfigMap and projected volumes of them can be read; an entry that
 names `Compute` or a node set must mount at one of those paths.
+
+A node set that lists no services gets a service such files are for, in its
+place; one that lists them is told to list it.
 """
 
 from __future__ import annotations
@@ -24,14 +24,11 @@ import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import Path, format_path
 from .extramounts import COMPUTE, edpm_tags, propagates
 from .model import (
-    CEPH_CLIENT,
-    NOVA,
-    SSH_KNOWN_HOSTS,
     Dataplane,
     ExtraMount,
     Kubernetes,
@@ -42,9 +39,12 @@ from .model import (
 )
 from .reader import Context
 
-# Where a mount must be for a node service to read it: directory -> service.
-NODE_PATHS = {"/etc/ceph": CEPH_CLIENT, "/var/lib/openstack/configs/nova": NOVA}
-_WHERE = "at /etc/ceph (the Ceph client files) or /var/lib/openstack/configs/nova (nova's files)"
+if TYPE_CHECKING:
+    from components.edpm.registry import BuiltinServices
+    from components.edpm.service import MountPoint
+
+    # Where a mount must be for a service on the nodes to read it: directory -> (service, its mount point).
+    NodePaths = Mapping[str, tuple[str, MountPoint]]
 _FILE_NAME = re.compile(r"^[-._a-zA-Z0-9]+$")  # a Secret or ConfigMap key
 
 
@@ -113,14 +113,18 @@ def _sources(ctx: Context, path: Path, volume: Mapping[str, Any]) -> list[_Sourc
     return []
 
 
-def _target(mount: VolumeMount) -> tuple[str, str | None] | None:
-    """(service, file name or None for the whole volume) the mount gives, or None."""
+def _node_paths(builtin: BuiltinServices) -> dict[str, tuple[str, MountPoint]]:
+    return {s.mounts.path: (s.name, s.mounts) for s in builtin.services if s.mounts is not None}
+
+
+def _target(mount: VolumeMount, paths: NodePaths) -> tuple[str, MountPoint, str | None] | None:
+    """(service, its mount point, file name or None for the whole volume) the mount gives, or None."""
     mount_path = posixpath.normpath(mount.mount_path)
-    if mount_path in NODE_PATHS:
-        return NODE_PATHS[mount_path], None
+    if mount_path in paths:
+        return *paths[mount_path], None
     parent, file = posixpath.split(mount_path)
-    if parent in NODE_PATHS:
-        return NODE_PATHS[parent], file
+    if parent in paths:
+        return *paths[parent], file
     return None
 
 
@@ -141,12 +145,12 @@ def _one_file(ctx: Context, mount: VolumeMount, file: str, sources: Sequence[_So
     return []
 
 
-def _mount_files(ctx: Context, extra: ExtraMount, mount: VolumeMount) -> list[MountedFiles]:
+def _mount_files(ctx: Context, extra: ExtraMount, mount: VolumeMount, paths: NodePaths) -> list[MountedFiles]:
     """What one mount of an entry that reaches EDPM nodes gives them."""
-    target = _target(mount)
+    target = _target(mount, paths)
     if target is None:
         return []
-    service, file = target
+    service, point, file = target
     if file is not None and not mount.sub_path:
         ctx.problem((*mount.path, "subPath"), f"is required: the file of volume {mount.name} that becomes "
                     f"{mount.mount_path} (or mount the whole volume at {posixpath.dirname(mount.mount_path)})")
@@ -163,24 +167,26 @@ def _mount_files(ctx: Context, extra: ExtraMount, mount: VolumeMount) -> list[Mo
                    for s, key in _one_file(ctx, mount, file, sources)]
     for files in mounted:
         for name in files.files or {}:
-            if service == NOVA and name.endswith(".conf") and "nova" not in name:
-                ctx.problem(mount.path, f"nova-compute would never load {name}: only files whose name contains "
-                            "'nova' and ends .conf are loaded (e.g. 03-ceph-nova.conf)")
+            problem = point.file_problem(name) if point.file_problem else None
+            if problem:
+                ctx.problem(mount.path, problem)
     return mounted
 
 
-def _entry_files(ctx: Context, extra: ExtraMount, node_sets: Sequence[NodeSet]) -> list[MountedFiles]:
+def _entry_files(ctx: Context, extra: ExtraMount, node_sets: Sequence[NodeSet],
+                 paths: NodePaths) -> list[MountedFiles]:
     """What an entry gives EDPM nodes, if it reaches any."""
     named = {COMPUTE, *(s.name for s in node_sets)}
     explicit = bool(extra.propagation) and any(tag in named for tag in extra.propagation or ())
     reaches = any(propagates(extra.propagation, edpm_tags(s.name)) for s in node_sets)
     result: list[MountedFiles] = []
     for mount in extra.mounts:
-        if explicit and _target(mount) is None:
-            ctx.problem((*mount.path, "mountPath"), f"EDPM nodes get only files mounted {_WHERE}; nothing on them "
-                        f"reads {mount.mount_path}")
+        if explicit and _target(mount, paths) is None:
+            where = " or ".join(f"{path} ({point.what})" for path, (_, point) in paths.items())
+            ctx.problem((*mount.path, "mountPath"), f"EDPM nodes get only files mounted at {where}; nothing on "
+                        f"them reads {mount.mount_path}")
         elif reaches:
-            result += _mount_files(ctx, extra, mount)
+            result += _mount_files(ctx, extra, mount, paths)
     return result
 
 
@@ -195,31 +201,34 @@ def _unique(ctx: Context, mounted: Sequence[MountedFiles], reported: set[tuple[P
                 ctx.problem(files.origin, f"{file} for {files.service} also comes from {_where(first)}")
 
 
-def _services(ctx: Context, path: Path, node_set: NodeSet, mounted: Sequence[MountedFiles]) -> tuple[str, ...]:
-    """The node set's services: ceph-client added to a default list that needs it, or a problem."""
+def _services(ctx: Context, path: Path, node_set: NodeSet, mounted: Sequence[MountedFiles],
+              builtin: BuiltinServices) -> tuple[str, ...]:
+    """The node set's services: one its mounted files are for added to a default list, in its place,
+    or a problem; then each service's rules of order. (Once extraMounts are read: only then is a
+    default list final.)"""
     services = node_set.services
-    ceph = [m.origin for m in mounted if m.service == CEPH_CLIENT]
-    if ceph and CEPH_CLIENT not in services:
-        if not node_set.services_listed:
-            after = services.index(SSH_KNOWN_HOSTS) + 1 if SSH_KNOWN_HOSTS in services else 0
-            return (*services[:after], CEPH_CLIENT, *services[after:])
-        ctx.problem((*path, "services"), f"{_where(ceph[0])} gives this node set Ceph client files: list "
-                    f"{CEPH_CLIENT} before {NOVA}, e.g. [{SSH_KNOWN_HOSTS}, {CEPH_CLIENT}, neutron-metadata, "
-                    f"libvirt, {NOVA}]")
-    if CEPH_CLIENT in services and NOVA in services and services.index(CEPH_CLIENT) > services.index(NOVA):
-        ctx.problem((*path, "services"), f"{CEPH_CLIENT} must come before {NOVA}: nova-compute copies the Ceph "
-                    "client files when it starts")
-    nova = [m.origin for m in mounted if m.service == NOVA]
-    if nova and NOVA not in services:
-        ctx.problem((*path, "services"), f"{_where(nova[0])} gives nova's files to this node set, which runs no "
-                    f"{NOVA}: list {NOVA}")
+    at = (*path, "services")
+    for service in builtin.services:
+        given = [m.origin for m in mounted if m.service == service.name]
+        if given and service.mounts is not None and service.name not in services:
+            if not node_set.services_listed:
+                services = builtin.in_order((*services, service.name))
+            else:
+                ctx.problem(at, service.mounts.unlisted(_where(given[0]),
+                                                        builtin.in_order((*builtin.default, service.name))))
+        for rule in service.runs_before:
+            if service.name in services and rule.service in services and (
+                    services.index(service.name) > services.index(rule.service)):
+                ctx.problem(at, f"{service.name} must come before {rule.service}: {rule.reason}")
     return services
 
 
 def with_mounted_files(ctx: Context, path: Path, dataplane: Dataplane, extra_mounts: Sequence[ExtraMount],
-                       kubernetes: Kubernetes) -> Dataplane:
-    """`dataplane` with each node set's mounted files (and ceph-client where a default list needs it)."""
-    per_entry = [(extra, _entry_files(ctx, extra, dataplane.node_sets)) for extra in extra_mounts]
+                       kubernetes: Kubernetes, builtin: BuiltinServices) -> Dataplane:
+    """`dataplane` with each node set's mounted files (and the services they are for where a default
+    list needs them)."""
+    paths = _node_paths(builtin)
+    per_entry = [(extra, _entry_files(ctx, extra, dataplane.node_sets, paths)) for extra in extra_mounts]
     if kubernetes.mode is KubernetesMode.RENDER:
         for _, files in per_entry:
             for first in files[:1]:
@@ -231,6 +240,6 @@ def with_mounted_files(ctx: Context, path: Path, dataplane: Dataplane, extra_mou
         tags = edpm_tags(node_set.name)
         mounted = tuple(f for extra, files in per_entry if propagates(extra.propagation, tags) for f in files)
         _unique(ctx, mounted, reported)
-        services = _services(ctx, (*path, "nodeSets", node_set.name), node_set, mounted)
+        services = _services(ctx, (*path, "nodeSets", node_set.name), node_set, mounted, builtin)
         node_sets.append(replace(node_set, services=services, mounted_files=mounted))
     return replace(dataplane, node_sets=tuple(node_sets))

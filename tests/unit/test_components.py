@@ -299,7 +299,9 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
     """Node sets `fast` (n0, its own time limits, with TLS) and `default` (n1, `n1_vars` its ansibleVars),
     both in cell1; `configs`: customServiceConfig per node; `libvirt`: dataplane.libvirt; `images`: the
     stack's images."""
-    from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NeutronMetadataAgent
+    from components.dataplane import EdpmNodeSet
+    from components.edpm.context import ControlPlaneFiles
+    from components.edpm.services.neutron_metadata import NeutronMetadataAgent
     from components.libvirt import LibvirtSecrets
     from components.render import known_hosts_block
 
@@ -541,7 +543,9 @@ def reading_mocks() -> Iterator[ReadingMocks]:
 
 def _node_sets_with_ceph(tmp_path: Any) -> list[Any]:
     """Node sets ceph (n0) and plain (n1); only ceph gets the Ceph files and 03-ceph-nova.conf."""
-    from components.dataplane import ControlPlaneFiles, EdpmNodeSet, NeutronMetadataAgent
+    from components.dataplane import EdpmNodeSet
+    from components.edpm.context import ControlPlaneFiles
+    from components.edpm.services.neutron_metadata import NeutronMetadataAgent
     from components.libvirt import LibvirtFiles
     from components.mountedfiles import EdpmMountedObjects
     from components.render import known_hosts_block
@@ -687,7 +691,7 @@ def test_each_run_trusts_its_nodes_keys_and_knows_its_urn(mocks: RecordingMocks,
 
     return urns.apply(check)
 def test_a_mounted_file_never_replaces_one_of_novas_own() -> None:
-    from components.dataplane import _not_taken
+    from components.edpm.services.nova import _not_taken
 
     assert _not_taken({"03-ceph-nova.conf": "x"}, {"01-nova.conf"}) == {"03-ceph-nova.conf": "x"}
     with pytest.raises(pulumi.RunError, match=r"extraMounts give nova 01-nova\.conf, which the program makes itself"):
