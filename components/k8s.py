@@ -18,7 +18,10 @@ def provider(name: str, settings: Kubernetes) -> k8s.Provider:
     # Config Secrets keep their names (as upstream's do) and change in place;
     # the pods that mount them roll through their pod template's config hash.
     if settings.mode is KubernetesMode.RENDER:
-        return k8s.Provider(name, enable_secret_mutable=True, render_yaml_to_directory=settings.render_dir)
+        # No cluster: an empty kubeconfig, or the SDK would take $KUBECONFIG, which the
+        # provider refuses next to a render directory.
+        return k8s.Provider(name, enable_secret_mutable=True, render_yaml_to_directory=settings.render_dir,
+                            kubeconfig="")
     return k8s.Provider(name, enable_secret_mutable=True, kubeconfig=settings.kubeconfig, context=settings.context)
 
 
