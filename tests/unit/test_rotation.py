@@ -59,9 +59,9 @@ def _reveal(value: Any) -> Any:
     return value
 
 
-def _program_inputs(config: dict[str, Any]) -> Inputs:
-    """Runs __main__.py with `config` (every key held as a secret, as `--secret --path` makes them)."""
-    mocks = RecordingMocks()
+def run_main(config: dict[str, Any], mocks: pulumi.runtime.Mocks) -> None:
+    """Runs __main__.py under `mocks` with `config` (`nova` and `dataplane` held as secrets,
+    as `--secret --path` makes them)."""
     pulumi.runtime.set_mocks(mocks, project="openstack-nova", stack="dev", preview=False)
     runtime_config.set_all_config({f"openstack-nova:{k}": v if isinstance(v, str) else json.dumps(v)
                                    for k, v in config.items()},
@@ -75,6 +75,11 @@ def _program_inputs(config: dict[str, Any]) -> Inputs:
         program()
     finally:
         runtime_config.set_all_config({}, [])
+
+
+def _program_inputs(config: dict[str, Any]) -> Inputs:
+    mocks = RecordingMocks()
+    run_main(config, mocks)
     return {(a.typ, name): json.dumps(_reveal(a.inputs), sort_keys=True) for name, a in mocks.resources.items()}
 
 

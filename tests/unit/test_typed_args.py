@@ -11,9 +11,7 @@ volume object, passed on as given (components/workload.py: extra_volumes)."""
 from __future__ import annotations
 
 import collections.abc
-import json
 import re
-import runpy
 import typing
 from collections.abc import Iterator
 from functools import cache
@@ -23,10 +21,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
-from pulumi.runtime import config as runtime_config
 
 from tests.unit.test_components import RecordingMocks
-from tests.unit.test_rotation import _dev_config
+from tests.unit.test_rotation import _dev_config, run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the forward references in pulumi.Input (Output[T]) name.
@@ -101,27 +98,11 @@ def kubernetes_args(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
     return caught
 
 
-def _run_program(config: dict[str, Any]) -> None:
-    pulumi.runtime.set_mocks(RecordingMocks(), project="openstack-nova", stack="dev", preview=False)
-    runtime_config.set_all_config({f"openstack-nova:{k}": v if isinstance(v, str) else json.dumps(v)
-                                   for k, v in config.items()},
-                                  [f"openstack-nova:{k}" for k in ("nova", "dataplane")])
-
-    @pulumi.runtime.test
-    def program() -> None:
-        runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__")
-
-    try:
-        program()
-    finally:
-        runtime_config.set_all_config({}, [])
-
-
 def test_every_kubernetes_object_of_the_program_is_built_from_typed_args(
         tmp_path: Path, kubernetes_args: list[tuple[str, Any]]) -> None:
     config = _dev_config(tmp_path)
     config["extraMounts"] = EXTRA_MOUNTS
-    _run_program(config)
+    run_main(config, RecordingMocks())
     given = [volume for mount in EXTRA_MOUNTS for volume in mount["volumes"]]
     kinds = {name.split(" ")[0] for name, _ in kubernetes_args}
     # the walk saw the objects that have nested parts
