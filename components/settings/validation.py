@@ -1,0 +1,112 @@
+"""The stack config checked against its shape (schema.py): pydantic's errors
+in the project's words, each at its config path, and the config without the
+values at fault (their defaults apply), so that load() goes on to find the rest."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from types import NoneType, UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from annotated_types import Ge, Le
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails
+
+from .errors import Context, Path, did_you_mean, type_name
+from .schema import NOT_EMPTY, StackConfig
+
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "bool_type": "a boolean (true/false)",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "enum": "a string",  # when it is none (else: not one of the choices)
+}
+
+
+def read(ctx: Context, raw: Mapping[str, Any]) -> StackConfig:
+    """The config's shape; each problem of it recorded in `ctx`, and left out."""
+    data = dict(raw)
+    try:
+        return StackConfig.model_validate(data)
+    except ValidationError as error:
+        errors = error.errors(include_url=False)
+    for detail in errors:
+        ctx.problem(tuple(detail["loc"]), _message(detail))
+    data = copy.deepcopy(data)
+    _leave_out(ctx, data, [tuple(detail["loc"]) for detail in errors])
+    return StackConfig.model_validate(data)  # every key left has a valid value, every other its default
+
+
+def _leave_out(ctx: Context, data: dict[str, Any], locations: list[Path]) -> None:
+    """Removes the key or list item at each of `locations`; ctx remembers the list items."""
+    items: dict[Path, tuple[list[Any], list[int]]] = {}
+    for location in locations:
+        parent: Any = data
+        for part in location[:-1]:
+            parent = parent[part]
+        last = location[-1]
+        if isinstance(parent, list) and isinstance(last, int):
+            items.setdefault(location[:-1], (parent, []))[1].append(last)
+        else:
+            del parent[last]
+    for path, (values, indexes) in items.items():
+        ctx.removed[path] = sorted(indexes)
+        for index in sorted(indexes, reverse=True):
+            del values[index]
+
+
+def _message(detail: ErrorDetails) -> str:
+    kind, location, value = detail["type"], tuple(detail["loc"]), detail["input"]
+    if kind == "extra_forbidden":
+        model, _ = _declared(location[:-1])
+        known = [f.alias or n for n, f in model.model_fields.items()] if _is_model(model) else []
+        return f"unknown key '{location[-1]}'{did_you_mean(str(location[-1]), known)}"
+    if kind == "enum" and isinstance(value, str):
+        choices, _ = _declared(location)
+        return f"'{value}' is not one of: {', '.join(str(c.value) for c in choices)}"
+    if kind in _EXPECTED:
+        return f"expected {_EXPECTED[kind]}, got {type_name(value)}"
+    if kind in ("greater_than_equal", "less_than_equal"):
+        _, field = _declared(location)
+        metadata = field.metadata if field else []
+        low = next((m.ge for m in metadata if isinstance(m, Ge)), "-inf")
+        high = next((m.le for m in metadata if isinstance(m, Le)), "inf")
+        return f"{value} is out of range; expected {low}..{high}"
+    if kind == "string_pattern_mismatch" and detail.get("ctx", {}).get("pattern") == NOT_EMPTY:
+        return "must not be empty; remove the key to use the default"
+    return "is not a value this key takes"  # never reached: schema.py declares nothing else
+
+
+def _is_model(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, BaseModel)
+
+
+def _bare(kind: Any) -> Any:
+    """`kind` without Annotated's metadata and without None (Optional)."""
+    while True:
+        origin = get_origin(kind)
+        if origin is Annotated:
+            kind = get_args(kind)[0]
+        elif origin in (Union, UnionType):
+            kind = next(k for k in get_args(kind) if k is not NoneType)
+        else:
+            return kind
+
+
+def _declared(location: Path) -> tuple[Any, FieldInfo | None]:
+    """The type schema.py declares at `location`, and its field when a model's key."""
+    kind: Any = StackConfig
+    field: FieldInfo | None = None
+    for part in location:
+        if _is_model(kind):
+            field = next((f for n, f in kind.model_fields.items() if (f.alias or n) == part), None)
+            kind = _bare(field.annotation) if field else None
+        else:  # a map's value or a list's item
+            kind, field = _bare((get_args(kind) or (None,))[-1]), None
+    return kind, field
+
