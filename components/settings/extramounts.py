@@ -59,7 +59,7 @@ def _mount(ctx: Context, path: Path, given: schema.VolumeMount, volumes: Collect
         ctx.problem((*path, "name"), f"no volume '{name}' in this extraMounts entry{did_you_mean(name, volumes)}")
     if (mount_path is None or not mount_path.startswith("/")) and not ctx.has_problem((*path, "mountPath")):
         ctx.problem((*path, "mountPath"), "is required: an absolute path in the container")
-    if not name or not mount_path:
+    if not name or name not in volumes or not mount_path:
         return None
     return VolumeMount(name=name, mount_path=mount_path, read_only=given.read_only, sub_path=given.sub_path,
                        path=path)
