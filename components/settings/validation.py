@@ -4,7 +4,6 @@ values at fault (their defaults apply), so that load() goes on to find the rest.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from types import NoneType, UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -36,32 +35,50 @@ def read(ctx: Context, raw: Mapping[str, Any]) -> StackConfig:
     except ValidationError as error:
         errors = error.errors(include_url=False)
     for detail in errors:
-        ctx.problem(tuple(detail["loc"]), _message(detail))
-    data = copy.deepcopy(data)
-    _leave_out(ctx, data, [tuple(detail["loc"]) for detail in errors])
+        ctx.problem(_location(detail), _message(detail))
+    data = _copy(data)
+    _leave_out(ctx, data, [_location(detail) for detail in errors])
     return StackConfig.model_validate(data)  # every key left has a valid value, every other its default
+
+
+def _copy(value: Any) -> Any:
+    """A copy of `value` in which no two places share a dict or list (as copy.deepcopy keeps them)."""
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    return [_copy(item) for item in value] if isinstance(value, list) else value
 
 
 def _leave_out(ctx: Context, data: dict[str, Any], locations: list[Path]) -> None:
     """Removes the key or list item at each of `locations`; ctx remembers the list items."""
-    items: dict[Path, tuple[list[Any], list[int]]] = {}
-    for location in locations:
+    items: dict[Path, tuple[list[Any], set[int]]] = {}
+    for location in sorted(locations, key=len):  # an entry before what is wrong within it
         parent: Any = data
-        for part in location[:-1]:
-            parent = parent[part]
+        try:
+            for part in location[:-1]:
+                parent = parent[part]
+        except (KeyError, TypeError):
+            continue  # in an entry left out already
         last = location[-1]
         if isinstance(parent, list) and isinstance(last, int):
-            items.setdefault(location[:-1], (parent, []))[1].append(last)
+            items.setdefault(location[:-1], (parent, set()))[1].add(last)
         else:
-            del parent[last]
+            parent.pop(last, None)
     for path, (values, indexes) in items.items():
         ctx.removed[path] = sorted(indexes)
         for index in sorted(indexes, reverse=True):
             del values[index]
 
 
+def _location(detail: ErrorDetails) -> Path:
+    """Where the error is; a map's key of the wrong type (from YAML, not through Pulumi) is its entry's."""
+    location = tuple(detail["loc"])
+    return location[:-1] if location[-1:] == ("[key]",) else location
+
+
 def _message(detail: ErrorDetails) -> str:
     kind, location, value = detail["type"], tuple(detail["loc"]), detail["input"]
+    if location[-1:] == ("[key]",):
+        return f"expected a string key, got {type_name(value)}"
     if kind == "extra_forbidden":
         model, _ = _declared(location[:-1])
         known = [f.alias or n for n, f in model.model_fields.items()] if _is_model(model) else []

@@ -834,3 +834,16 @@ def test_any_value_anywhere_is_a_problem_or_fine_never_a_traceback(change: str) 
                 text = str(error)
                 for word in ("Traceback", "pydantic", "Input should", "validation error", "dictionary", "model"):
                     assert word not in text, (change, value, text)
+
+
+def test_values_shared_between_keys_and_keys_that_are_no_strings_are_problems_too() -> None:
+    """Not what Pulumi gives the program (JSON), but what a caller of load() might, from YAML."""
+    shared = {"playbook": "x.yml", "fils": {}}
+    raw = with_change("dataplane.customServices.motd", shared)
+    raw = with_change("dataplane.customServices.other", shared, raw)
+    raw["dataplane"]["nodeSets"]["edpm-a"]["nodes"][7] = {"ansibleHost": "10.0.0.7"}
+    assert problems_of(raw) == {
+        P + "dataplane.customServices.motd.fils": "unknown key 'fils'; did you mean files?",
+        P + "dataplane.customServices.other.fils": "unknown key 'fils'; did you mean files?",
+        P + "dataplane.nodeSets.edpm-a.nodes[7]": "expected a string key, got an integer",
+    }
