@@ -69,7 +69,7 @@ def _run_limits(ctx: Context, path: Path, given: schema.Timeouts) -> RunLimits:
     """How long a node may take: a hung node fails its run, the others go on."""
     if given.task > given.run:
         ctx.problem((*path, "task"), f"{given.task}s is longer than the whole run may take (run: {given.run}s)")
-    return RunLimits(connect=given.connect, task=given.task, run=given.run, lock=given.lock)
+    return RunLimits(**dict(given))
 
 
 def _ansible_vars(ctx: Context, path: Path, given: dict[str, object]) -> MappingProxyType[str, object]:

@@ -16,7 +16,10 @@ MAX_CELL_NAME = 35  # nova-operator: cell CR names are derived from it
 
 def _template(ctx: Context, path: Path, given: schema.ServiceTemplate, catalog: OptionCatalog | None,
               enabled: bool = True) -> ServiceTemplate:
+    """A service template; `enabled`: the default of its `enabled` key, for one that has the key."""
     check_snippet(ctx, (*path, "customServiceConfig"), given.custom_service_config, catalog)
+    if isinstance(given, schema.OptionalServiceTemplate) and given.enabled is not None:
+        enabled = given.enabled
     selector = given.node_selector
     return ServiceTemplate(
         replicas=given.replicas,
@@ -24,12 +27,6 @@ def _template(ctx: Context, path: Path, given: schema.ServiceTemplate, catalog: 
         node_selector=MappingProxyType(selector) if selector is not None else None,
         enabled=enabled,
     )
-
-
-def _optional(ctx: Context, path: Path, given: schema.OptionalServiceTemplate, catalog: OptionCatalog | None,
-              enabled: bool) -> ServiceTemplate:
-    """A template that can be disabled; `enabled` is its default."""
-    return _template(ctx, path, given, catalog, given.enabled if given.enabled is not None else enabled)
 
 
 def _database(ctx: Context, path: Path, given: schema.Database, instance: str, account: str) -> Database:
@@ -54,7 +51,7 @@ def _db_purge(ctx: Context, path: Path, given: schema.DBPurge) -> DBPurge:
     problem = cron_problem(given.schedule)
     if problem:
         ctx.problem((*path, "schedule"), problem)
-    return DBPurge(schedule=given.schedule, archive_age=given.archive_age, purge_age=given.purge_age)
+    return DBPurge(**dict(given))
 
 
 def _keystone(ctx: Context, path: Path, given: schema.Keystone, namespace: str) -> Keystone:
@@ -93,9 +90,9 @@ def _cell(ctx: Context, path: Path, name: str, given: schema.Cell, api_bus: Mess
         messaging_bus=bus,
         has_api_access=given.has_api_access,
         conductor=_template(ctx, (*path, "conductorServiceTemplate"), given.conductor_service_template, catalog),
-        metadata=_optional(ctx, (*path, "metadataServiceTemplate"), given.metadata_service_template, catalog,
+        metadata=_template(ctx, (*path, "metadataServiceTemplate"), given.metadata_service_template, catalog,
                            False),
-        novncproxy=_optional(ctx, (*path, "noVNCProxyServiceTemplate"), given.no_vnc_proxy_service_template,
+        novncproxy=_template(ctx, (*path, "noVNCProxyServiceTemplate"), given.no_vnc_proxy_service_template,
                              catalog, not is_cell0),
         db_purge=_db_purge(ctx, (*path, "dbPurge"), given.db_purge),
     )
@@ -124,7 +121,7 @@ def parse_nova(ctx: Context, given: schema.Nova, namespace: str, catalog: Option
         metadata_shared_secret=ctx.secret((*path, "metadataSharedSecret"), given.metadata_shared_secret),
         api=_template(ctx, (*path, "apiServiceTemplate"), given.api_service_template, catalog),
         scheduler=_template(ctx, (*path, "schedulerServiceTemplate"), given.scheduler_service_template, catalog),
-        metadata=_optional(ctx, (*path, "metadataServiceTemplate"), given.metadata_service_template, catalog,
+        metadata=_template(ctx, (*path, "metadataServiceTemplate"), given.metadata_service_template, catalog,
                            True),
         cells=tuple(cells),
     )
