@@ -23,7 +23,7 @@ _EXPECTED = {
     "list_type": "a list",
     "dict_type": "an object",
     "model_type": "an object",
-    "enum": "a string",  # when it is none (else: not one of the choices)
+    "enum": "a string",  # for a value that is no string; a string that is no choice is worded apart
 }
 
 
