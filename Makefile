@@ -10,7 +10,7 @@ ifdef NODES
 export EDPM_NODE_COUNT := $(NODES)
 endif
 
-.PHONY: graph up down test test-long unit integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog
+.PHONY: graph up down test test-long unit integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog schema
 
 ## up: set up whatever is missing, then `pulumi up` on $(STACK)
 up: environment
@@ -51,6 +51,11 @@ nova-conf:
 ## release's own option definitions, in a venv per release under ~/.cache/openstack-nova/catalog
 catalog:
 	@devenv/catalog.sh $(NOVA_RELEASE)
+
+## schema: rewrite schema/stack-config.schema.json, the JSON Schema of stacks/Pulumi.<stack>.yaml, from the
+## models of components/settings/schema.py (a unit test fails while the committed file differs)
+schema: venv
+	@.venv/bin/python -m tools.schema
 
 ## down: stop everything `make up` started and undo its changes to the host (data is kept)
 down:

@@ -1,6 +1,7 @@
 """Stack settings: the stack config read once into typed, immutable objects.
 
-`load(raw)` validates everything and raises SettingsError with every problem;
+`load(raw)` checks the config's shape (schema.py, pydantic models), then what
+its keys mean together, and raises SettingsError with every problem;
 `from_pulumi_config()` (in .source, the only Pulumi-aware module) feeds it.
 """
 

@@ -15,8 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import Path
-from .reader import Context
+from .errors import Context, Path
 
 IMAGE = "edpm_neutron_metadata_agent_image"
 CONFIG_DIR = "edpm_neutron_metadata_agent_config_dir"

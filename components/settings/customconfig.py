@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from oslo_config import iniparser, types
 
 from .catalog import OptionCatalog, OptionSpec
-from .errors import did_you_mean, format_path
-from .reader import Obj
+from .errors import Context, Path, did_you_mean, format_path
 
 # Groups whose options come from auth plugins chosen at run time; the catalog
 # cannot list them (oslo-config-validator skips keystone_authtoken as well).
@@ -128,31 +127,31 @@ def secret_options(text: str, catalog: OptionCatalog | None) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _checked(obj: Obj, text: str, catalog: OptionCatalog | None,
+def _checked(ctx: Context, text: str, catalog: OptionCatalog | None,
              nova_options: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """check() and secret_options() of `text`, once per load for each distinct snippet
     (the catalog is the same object for the whole load)."""
     key = ("customServiceConfig", text, id(catalog), nova_options)
-    found: tuple[tuple[str, ...], tuple[str, ...]] | None = obj.ctx.checked.get(key)
+    found: tuple[tuple[str, ...], tuple[str, ...]] | None = ctx.checked.get(key)
     if found is None:
         found = (tuple(check(text, catalog, nova_options=nova_options)),
                  tuple(secret_options(text, catalog if nova_options else None)))
-        obj.ctx.checked[key] = found
+        ctx.checked[key] = found
     return found
 
 
-def read_snippet(obj: Obj, key: str, catalog: OptionCatalog | None, *, nova_options: bool = True) -> tuple[str, bool]:
-    """The snippet at `key`, checked; and whether it sets a secret option, which only a
+def check_snippet(ctx: Context, path: Path, text: str, catalog: OptionCatalog | None, *,
+                  nova_options: bool = True) -> bool:
+    """Checks the snippet at `path`; returns whether it sets a secret option, which only a
     Pulumi secret may hold (the program then treats the whole snippet as secret)."""
-    text = obj.text(key, "")
-    messages, secrets = _checked(obj, text, catalog, nova_options)
+    messages, secrets = _checked(ctx, text, catalog, nova_options)
     for message in messages:
-        obj.ctx.problem(obj.at(key), message)
-    if secrets and not obj.is_secret(key):
-        where = format_path(obj.at(key), project=False)
-        obj.ctx.problem(
-            obj.at(key),
+        ctx.problem(path, message)
+    if secrets and not ctx.is_secret(path):
+        where = format_path(path, project=False)
+        ctx.problem(
+            path,
             f"sets {', '.join(secrets)} in plain text; keep the snippet a secret: "
             f"pulumi config set --secret --path '{where}' \"$(cat <snippet file>)\"",
         )
-    return text, bool(secrets)
+    return bool(secrets)

@@ -13,9 +13,9 @@ from collections.abc import Collection, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from .errors import did_you_mean
+from . import schema
+from .errors import Context, Path, did_you_mean
 from .model import ExtraMount, VolumeMount
-from .reader import Obj
 
 ALL = "All"
 NOVA = "Nova"
@@ -43,55 +43,38 @@ def edpm_tags(node_set: str) -> tuple[str, ...]:
     return (COMPUTE, node_set)
 
 
-def _volume(obj: Obj, path_index: tuple[Any, ...], item: Any) -> dict[str, Any] | None:
-    if not isinstance(item, dict):
-        obj.ctx.wrong_type(path_index, "a Kubernetes volume object", item)
-        return None
-    if not isinstance(item.get("name"), str) or not item["name"]:
-        obj.ctx.problem((*path_index, "name"), "every volume needs a name")
-        return None
-    return item
+def _volume(ctx: Context, path: Path, given: dict[str, Any]) -> bool:
+    if not isinstance(given.get("name"), str) or not given["name"]:
+        ctx.problem((*path, "name"), "every volume needs a name")
+        return False
+    return True
 
 
-def _mount(obj: Obj, volumes: Collection[str]) -> VolumeMount | None:
-    if not obj.valid:
-        return None
-    name = obj.opt_text("name")
-    mount_path = obj.opt_text("mountPath")
-    mount = VolumeMount(
-        name=name or "",
-        mount_path=mount_path or "",
-        read_only=obj.flag("readOnly", False),
-        sub_path=obj.opt_text("subPath"),
-        path=obj.path,
-    )
-    obj.close()
+def _mount(ctx: Context, path: Path, given: schema.VolumeMount, volumes: Collection[str]) -> VolumeMount | None:
+    name, mount_path = given.name, given.mount_path
     if name is None:
-        obj.ctx.problem(obj.at("name"), "is required: the name of a volume of this entry")
+        if not ctx.has_problem((*path, "name")):
+            ctx.problem((*path, "name"), "is required: the name of a volume of this entry")
     elif name not in volumes:
-        hint = did_you_mean(name, volumes)
-        obj.ctx.problem(obj.at("name"), f"no volume '{name}' in this extraMounts entry{hint}")
-    if mount_path is None or not mount_path.startswith("/"):
-        obj.ctx.problem(obj.at("mountPath"), "is required: an absolute path in the container")
-    return mount if name and mount_path else None
+        ctx.problem((*path, "name"), f"no volume '{name}' in this extraMounts entry{did_you_mean(name, volumes)}")
+    if (mount_path is None or not mount_path.startswith("/")) and not ctx.has_problem((*path, "mountPath")):
+        ctx.problem((*path, "mountPath"), "is required: an absolute path in the container")
+    if not name or name not in volumes or not mount_path:
+        return None
+    return VolumeMount(name=name, mount_path=mount_path, read_only=given.read_only, sub_path=given.sub_path,
+                       path=path)
 
 
-def parse_extra_mount(obj: Obj, known_tags: Collection[str]) -> ExtraMount:
-    propagation = obj.str_list("propagation")
-    for index, tag in enumerate(propagation or ()):
+def parse_extra_mount(ctx: Context, path: Path, given: schema.ExtraMount, known_tags: Collection[str]) -> ExtraMount:
+    for tag_path, tag in ctx.items((*path, "propagation"), given.propagation or []):
         if tag not in known_tags:
-            obj.ctx.problem(
-                (*obj.at("propagation"), index),
-                f"'{tag}' matches no pod or node set{did_you_mean(tag, known_tags)}",
-            )
-    volumes = [(path, v) for path, item in obj.items("volumes") if (v := _volume(obj, path, item)) is not None]
+            ctx.problem(tag_path, f"'{tag}' matches no pod or node set{did_you_mean(tag, known_tags)}")
+    volumes = [(p, v) for p, v in ctx.items((*path, "volumes"), given.volumes) if _volume(ctx, p, v)]
     names = {v["name"] for _, v in volumes}
-    mounts = [m for path, item in obj.items("mounts") if (m := _mount(Obj(obj.ctx, path, item), names))]
-    extra = ExtraMount(
-        propagation=propagation,
+    mounts = [m for p, v in ctx.items((*path, "mounts"), given.mounts) if (m := _mount(ctx, p, v, names))]
+    return ExtraMount(
+        propagation=tuple(given.propagation) if given.propagation is not None else None,
         volumes=tuple(MappingProxyType(v) for _, v in volumes),
         mounts=tuple(mounts),
-        volume_paths=tuple(path for path, _ in volumes),
+        volume_paths=tuple(p for p, _ in volumes),
     )
-    obj.close()
-    return extra

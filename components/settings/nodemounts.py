@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .errors import Path, format_path
+from .errors import Context, Path, format_path
 from .extramounts import COMPUTE, edpm_tags, propagates
 from .model import (
     Dataplane,
@@ -37,7 +37,6 @@ from .model import (
     NodeSet,
     VolumeMount,
 )
-from .reader import Context
 
 if TYPE_CHECKING:
     from components.edpm.registry import BuiltinServices

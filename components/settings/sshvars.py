@@ -13,8 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import Path
-from .reader import Context
+from .errors import Context, Path
 
 _CHECKING_VARS = ("ansible_host_key_checking", "ansible_ssh_host_key_checking")
 _ARGS_VARS = ("ansible_ssh_args", "ansible_ssh_common_args", "ansible_ssh_extra_args",

@@ -716,3 +716,134 @@ def test_a_given_migration_key_ends_with_a_newline_as_ssh_keygen_writes_it() -> 
     again = load(with_change("dataplane.migrationSSHKey", {k: v + "\n" for k, v in key.items()}),
                  secret_keys=ALL_SECRET, catalog=None).dataplane.migration_ssh_key
     assert again == given.migration_ssh_key
+
+
+# --- the config's shape (schema.py): pydantic's findings in the project's words ------------------
+
+
+@pytest.mark.parametrize(("change", "meant"), [
+    ("namepsace", "namespace"),
+    ("kubernetes.renderdir", "renderDir"),
+    ("nova.cellTemplates.cell1.dbPurge.shedule", "schedule"),
+    ("nova.cellTemplates.cell2.messagingBus.queuetype", "queueType"),
+    ("dataplane.nodeSets.edpm-a.nodeTemplate.timeouts.conect", "connect"),
+    ("dataplane.nodeSets.edpm-a.nodes.compute-0.ansibleHots", "ansibleHost"),
+    ("dataplane.nodeSets.edpm-b.customServiceConfig.neutron_metadata", "neutron-metadata"),
+    ("dataplane.customServices.motd.playbok", "playbook"),
+])
+def test_an_unknown_key_anywhere_is_named_with_the_key_it_may_mean(change: str, meant: str) -> None:
+    key = change.rsplit(".", 1)[-1]
+    assert problems_of(with_change(change, "x")) == {P + change: f"unknown key '{key}'; did you mean {meant}?"}
+
+
+def test_an_unknown_key_in_a_list_item_is_named_at_its_index() -> None:
+    raw = good_config()
+    raw["extraMounts"][0]["mounts"][0]["readonly"] = True
+    assert problems_of(raw) == {
+        P + "extraMounts[0].mounts[0].readonly": "unknown key 'readonly'; did you mean readOnly?"}
+
+
+@pytest.mark.parametrize(("change", "value", "path", "message"), [
+    ("nova.apiTimeout", "60", "nova.apiTimeout", "expected an integer, got a string"),
+    ("nova.apiTimeout", 60.0, "nova.apiTimeout", "expected an integer, got a number"),
+    ("nova.keystone", "x", "nova.keystone", "expected an object, got a string"),
+    ("nova.cellTemplates", ["cell0"], "nova.cellTemplates", "expected an object, got a list"),
+    ("nova.cellTemplates.cell1", 1, "nova.cellTemplates.cell1", "expected an object, got an integer"),
+    ("nova.messagingBus.queueType", 1, "nova.messagingBus.queueType", "expected a string, got an integer"),
+    ("nova.messagingBus.port", 70000, "nova.messagingBus.port", "70000 is out of range; expected 1..65535"),
+    ("kubernetes.skipAwait", 1, "kubernetes.skipAwait", "expected a boolean (true/false), got an integer"),
+    ("kubernetes.mode", "dry", "kubernetes.mode", "'dry' is not one of: cluster, render"),
+    ("images.compute", " ", "images.compute", "must not be empty; remove the key to use the default"),
+    ("dataplane.nodeSets.edpm-b.services", "nova", "dataplane.nodeSets.edpm-b.services",
+     "expected a list, got a string"),
+    ("dataplane.nodeSets.edpm-a.nodeTemplate.ansibleUser", True, "dataplane.nodeSets.edpm-a.nodeTemplate.ansibleUser",
+     "expected a string, got a boolean"),
+    ("dataplane.customServices.motd.files", {"motd": ["x"]}, "dataplane.customServices.motd.files.motd",
+     "expected a string, got a list"),
+    ("dataplane.nodeSets.edpm-a.nodes.compute-0.ansibleHost", 1,
+     "dataplane.nodeSets.edpm-a.nodes.compute-0.ansibleHost",
+     "expected a string, got an integer"),  # one problem: not also "is required"
+])
+def test_a_value_of_the_wrong_shape_is_one_problem_in_the_projects_words(change: str, value: Any, path: str,
+                                                                         message: str) -> None:
+    problems = problems_of(with_change(change, value))
+    # the value is left out, its default applies: other rules may then find more, elsewhere
+    assert {p: m for p, m in problems.items() if p.startswith(P + path)} == {P + path: message}
+
+
+def test_problems_of_shape_and_of_meaning_in_every_part_come_together() -> None:
+    raw = with_change("images.novaRelease", 34)
+    raw = with_change("kubernetes.mode", "dry", raw)
+    raw = with_change("nova.keystone.regoin", "x", raw)
+    raw = with_change("nova.cellTemplates.cell1.conductorServiceTemplate.replicas", "2", raw)
+    raw = with_change("nova.cellTemplates.Cell_3", {}, raw)
+    raw = with_change("dataplane.nodeSets.edpm-a.tlsEnabled", "yes", raw)
+    raw = with_change("dataplane.nodeSets.edpm-b.cell", "cell9", raw)
+    raw["extraMounts"][0]["mounts"].append({"name": "ceph", "readOnly": "no"})
+    assert problems_of(raw) == {
+        P + "images.novaRelease": "expected a string, got an integer",
+        P + "kubernetes.mode": "'dry' is not one of: cluster, render",
+        P + "nova.keystone.regoin": "unknown key 'regoin'; did you mean region?",
+        P + "nova.cellTemplates.cell1.conductorServiceTemplate.replicas": "expected an integer, got a string",
+        P + "nova.cellTemplates.Cell_3": "cell name 'Cell_3' must be lower-case letters, digits and '-', starting "
+                                         "and ending alphanumeric",
+        P + "dataplane.nodeSets.edpm-a.tlsEnabled": "expected a boolean (true/false), got a string",
+        P + "dataplane.nodeSets.edpm-b.cell": "'cell9' is not in nova.cellTemplates; did you mean cell2?",
+        P + "extraMounts[0].mounts[1].readOnly": "expected a boolean (true/false), got a string",
+        P + "extraMounts[0].mounts[1].mountPath": "is required: an absolute path in the container",
+    }
+
+
+def test_an_item_of_the_wrong_shape_leaves_the_others_their_own_index() -> None:
+    raw = with_change("dataplane.nodeSets.edpm-b.services", ["ceph-client", 5, "ceph-client", "nova"])
+    raw["extraMounts"][0]["propagation"].append("NovaApi")
+    raw["extraMounts"].insert(0, "ceph")
+    assert problems_of(raw) == {
+        P + "dataplane.nodeSets.edpm-b.services[1]": "expected a string, got an integer",
+        P + "dataplane.nodeSets.edpm-b.services[2]": "service 'ceph-client' is listed twice",
+        P + "extraMounts[0]": "expected an object, got a string",
+        P + "extraMounts[1].propagation[2]": "'NovaApi' matches no pod or node set; did you mean NovaAPI?",
+    }
+
+
+def test_null_reads_as_absent() -> None:
+    raw = {"namespace": None, "nova": {"keystone": None, "apiTimeout": None,
+                                       "cellTemplates": {"cell0": None, "cell1": {"dbPurge": None}}}}
+    assert load(raw, catalog=None) == load({}, catalog=None)
+
+
+ODD_VALUES: list[Any] = [None, "", " ", "x", 0, -1, 10**12, 1.5, True, [], ["x"], [None], [{}], {}, {"x": 1},
+                         {"secure": "v1:x"}]
+
+
+@pytest.mark.parametrize("change", [
+    "namespace", "images", "images.api", "kubernetes", "kubernetes.mode", "nova", "nova.keystone",
+    "nova.keystone.password", "nova.cellTemplates", "nova.cellTemplates.cell1", "nova.cellTemplates.cell1.messagingBus",
+    "nova.apiServiceTemplate.nodeSelector", "dataplane", "dataplane.nodeSets", "dataplane.nodeSets.edpm-a",
+    "dataplane.nodeSets.edpm-a.nodes", "dataplane.nodeSets.edpm-a.nodes.compute-0",
+    "dataplane.nodeSets.edpm-a.services", "dataplane.nodeSets.edpm-a.nodeTemplate.ansibleVars",
+    "dataplane.migrationSSHKey", "extraMounts",
+])
+def test_any_value_anywhere_is_a_problem_or_fine_never_a_traceback(change: str) -> None:
+    """What the user reads is the project's words: nothing of pydantic's, no Python error."""
+    for value in ODD_VALUES:
+        for raw in (with_change(change, value), with_change("extraMounts", [{"volumes": [value], "mounts": [value]}])):
+            try:
+                load(raw, secret_keys=ALL_SECRET, catalog=None)
+            except SettingsError as error:
+                text = str(error)
+                for word in ("Traceback", "pydantic", "Input should", "validation error", "dictionary", "model"):
+                    assert word not in text, (change, value, text)
+
+
+def test_values_shared_between_keys_and_keys_that_are_no_strings_are_problems_too() -> None:
+    """Not what Pulumi gives the program (JSON), but what a caller of load() might, from YAML."""
+    shared = {"playbook": "x.yml", "fils": {}}
+    raw = with_change("dataplane.customServices.motd", shared)
+    raw = with_change("dataplane.customServices.other", shared, raw)
+    raw["dataplane"]["nodeSets"]["edpm-a"]["nodes"][7] = {"ansibleHost": "10.0.0.7"}
+    assert problems_of(raw) == {
+        P + "dataplane.customServices.motd.fils": "unknown key 'fils'; did you mean files?",
+        P + "dataplane.customServices.other.fils": "unknown key 'fils'; did you mean files?",
+        P + "dataplane.nodeSets.edpm-a.nodes[7]": "expected a string key, got an integer",
+    }
