@@ -110,6 +110,30 @@ def test_preview_section_says_which_targets_are_met() -> None:
     assert "- MISSED: 72 ms per node" in report.preview_section(slow, floor)
 
 
+def test_runs_at_once_from_when_each_ran() -> None:
+    assert offline.at_once([]) == 0
+    assert offline.at_once([(0.0, 2.0), (2.0, 4.0)]) == 1  # one ends as the next starts
+    assert offline.at_once([(0.0, 2.0), (0.5, 2.5), (1.0, 3.0), (2.5, 4.0)]) == 3
+
+
+def test_probe_times_come_from_the_exported_state() -> None:
+    state = {"deployment": {"resources": [
+        {"type": "pulumi:pulumi:Stack", "outputs": {}},
+        {"type": "pulumi:providers:pulumi-python", "outputs": {}},
+        {"type": "pulumi-python:dynamic:Resource", "outputs": {"start": 10.5, "end": 12.5, "peak": 1}},
+        {"type": "pulumi-python:dynamic:Resource", "outputs": {"start": 11, "end": 13}}]}}
+    assert offline.probe_intervals(state) == [(10.5, 12.5), (11.0, 13.0)]
+
+
+def test_provider_threads_section_names_the_default_pool() -> None:
+    results = [offline.ProviderThreads("4", 12, 4, 6.0, _point("4", 12, 9.0)),
+               offline.ProviderThreads("default", 12, 12, 2.1, _point("default", 12, 5.0))]
+    text = report.provider_threads_section(results, 2.0, 16)
+    assert "`pulumi up --parallel 48` of 12 dynamic resources" in text
+    assert "| 4 | 12 | 4 | 6.0 s | 9.0 s |" in text
+    assert "| unset (default: 16) | 12 | 12 | 2.1 s | 5.0 s |" in text
+
+
 def test_the_document_keeps_sections_that_were_not_measured() -> None:
     machine = report.Machine("CPU", 2, 24.0, (1.0, 1.0, 1.0), "today", "abc", "v3")
     old = report.merge("# Benchmarks\n\nhand-written\n", {

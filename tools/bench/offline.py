@@ -1,10 +1,12 @@
 """The bench items that need no cluster and no test node: previews of made-up
-estates (item 1), the engine's floor (2), a no-change `up` (3) and the cost of
-checking customServiceConfig (6). Each runs in a project copy and a backend of
-the bench's own below `workdir`."""
+estates (item 1), the engine's floor (2), a no-change `up` (3), the cost of
+checking customServiceConfig (6), fan-out with stand-in playbooks (5 offline)
+and the dynamic provider's own limit on it (provider-threads). Each runs in a
+project copy and a backend of the bench's own below `workdir`."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import statistics
@@ -13,11 +15,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import stack, workspace
 from .measure import Sample, run
 
 STACK = "bench"
+MAX_RUNS = "OPENSTACK_NOVA_MAX_RUNS"  # the dynamic provider's thread pool (devenv/dynamic_provider.py)
 _COUNT = re.compile(r"^\s*[-+~]*\s*(\d+) (?:to create|to update|to delete|to replace|unchanged|created|updated|"
                     r"deleted|replaced)\b", re.M)
 # Stands in for ansible-playbook where the made-up nodes would have to be reached: it records
@@ -125,8 +129,9 @@ class Workspace:
                         "-s", name], env=self.env, cwd=project, capture_output=True, check=False)
         self.cli(project, "stack", "init", name)
 
-    def timed(self, project: Path, *args: str) -> Sample:
-        sample = run(["pulumi", "--non-interactive", *args], self.env, project)
+    def timed(self, project: Path, *args: str, env: Mapping[str, str] | None = None) -> Sample:
+        """`pulumi args` measured (in `env` instead of the workspace's, when given)."""
+        sample = run(["pulumi", "--non-interactive", *args], self.env if env is None else env, project)
         if sample.returncode != 0:
             raise BenchError(f"pulumi {' '.join(args)} failed in {project}:\n{sample.output[-3000:]}")
         return sample
@@ -150,18 +155,24 @@ def measure_previews(ws: Workspace, nodes: Sequence[int], runs: int) -> list[Poi
     return [points[n] for n in nodes]
 
 
-def floor_project(ws: Workspace) -> Path:
-    """The minimal program of item 2, importing its provider by reference as the program does."""
-    dest = ws.workdir / "floor"
+def small_project(ws: Workspace, program: str) -> Path:
+    """A project of tools/bench/`program`/__main__.py alone, importing its provider by reference
+    as the program does."""
+    dest = ws.workdir / program
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir()
-    shutil.copy2(workspace.ROOT / "tools" / "bench" / "floor" / "__main__.py", dest / "__main__.py")
+    shutil.copy2(workspace.ROOT / "tools" / "bench" / program / "__main__.py", dest / "__main__.py")
     (dest / "tools").symlink_to(workspace.ROOT / "tools")
     venv = (workspace.ROOT / ".venv").resolve()
     (dest / "Pulumi.yaml").write_text(
-        f"name: bench-floor\nruntime:\n  name: python\n  options:\n    virtualenv: {venv}\n")
+        f"name: bench-{program}\nruntime:\n  name: python\n  options:\n    virtualenv: {venv}\n")
     return dest
+
+
+def floor_project(ws: Workspace) -> Path:
+    """The minimal program of item 2."""
+    return small_project(ws, "floor")
 
 
 def measure_floor(ws: Workspace, program: Sequence[Point], runs: int) -> list[Point]:
@@ -278,3 +289,63 @@ def measure_stub_fanout(ws: Workspace, sizes: Sequence[int], seconds: float, run
             points[k].add(sample)
             ws.log(f"  stand-in fan-out, {k} nodes, run {index + 1}: {sample.seconds:.1f} s")
     return [points[k] for k in sizes]
+
+
+@dataclass
+class ProviderThreads:
+    """One `up` of the provider-threads program: how many creates ran at once."""
+
+    pool: str  # OPENSTACK_NOVA_MAX_RUNS, or "default" (unset)
+    resources: int
+    at_once: int  # the most creates running together
+    creates_seconds: float  # first create's start to last create's end
+    up: Point
+
+
+def at_once(intervals: Sequence[tuple[float, float]]) -> int:
+    """The most of these (start, end) intervals that overlap."""
+    edges = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
+    running = peak = 0
+    for _, step in edges:
+        running += step
+        peak = max(peak, running)
+    return peak
+
+
+def probe_intervals(state: Mapping[str, Any]) -> list[tuple[float, float]]:
+    """(start, end) of each probe create, from `pulumi stack export`'s document."""
+    return [(float(r["outputs"]["start"]), float(r["outputs"]["end"]))
+            for r in state.get("deployment", {}).get("resources") or []
+            if r.get("type") == "pulumi-python:dynamic:Resource" and "start" in (r.get("outputs") or {})]
+
+
+def measure_provider_threads(ws: Workspace, pools: Sequence[str], count: int, seconds: float,
+                             runs: int) -> list[ProviderThreads]:
+    """The dynamic provider's own limit: a fresh `up --parallel 4*count` of `count` probes that take
+    `seconds` each and depend on nothing, with each pool ("" is the default), `runs` times, pools
+    interleaved."""
+    project = small_project(ws, "threads")
+    points = {pool: Point(f"pool {pool or 'default'}", count) for pool in pools}
+    peaks: dict[str, list[int]] = {pool: [] for pool in pools}
+    spans: dict[str, list[float]] = {pool: [] for pool in pools}
+    for index in range(runs):
+        for pool in pools:
+            name = f"threads-{pool or 'default'}"
+            env = {k: v for k, v in ws.env.items() if k != MAX_RUNS}
+            if pool:
+                env[MAX_RUNS] = pool
+            ws.fresh_stack(project, name)
+            ws.cli(project, "config", "set", "-s", name, "count", str(count))
+            ws.cli(project, "config", "set", "-s", name, "seconds", str(seconds))
+            sample = ws.timed(project, "up", "--yes", "--skip-preview", "--parallel", str(4 * count), "-s", name,
+                              env=env)
+            points[pool].add(sample)
+            intervals = probe_intervals(json.loads(ws.cli(project, "stack", "export", "-s", name).stdout))
+            if len(intervals) != count:
+                raise BenchError(f"{len(intervals)} of {count} probes in the state of {name}")
+            peaks[pool].append(at_once(intervals))
+            spans[pool].append(max(e for _, e in intervals) - min(s for s, _ in intervals))
+            ws.log(f"  provider threads, pool {pool or 'default'}, run {index + 1}: {peaks[pool][-1]} at once, "
+                   f"creates {spans[pool][-1]:.1f} s, up {sample.seconds:.1f} s")
+    return [ProviderThreads(pool=pool or "default", resources=count, at_once=max(peaks[pool]),
+                            creates_seconds=statistics.median(spans[pool]), up=points[pool]) for pool in pools]
