@@ -2,12 +2,16 @@
 estates (item 1), the engine's floor (2), a no-change `up` (3), the cost of
 checking customServiceConfig (6), fan-out with stand-in playbooks (5 offline)
 and the dynamic provider's own limit on it (provider-threads). Each runs in a
-project copy and a backend of the bench's own below `workdir`."""
+project copy and a backend of the bench's own below `workdir`. Where playbooks
+run (3, 5), the project copy's venv has stand-ins for `ansible-playbook` and
+for the `ssh` by which the run guard takes a node's run lock: everything else,
+the program, the dynamic provider, PlaybookRun and its run guard, is real."""
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -16,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from components import runguard
 
 from . import stack, workspace
 from .measure import Sample, run
@@ -29,6 +35,42 @@ _COUNT = re.compile(r"^\s*[-+~]*\s*(\d+) (?:to create|to update|to delete|to rep
 STUB_ANSIBLE = """echo "$*" >>"$(dirname "$0")/../ansible-calls"
 echo 'PLAY RECAP'
 echo 'node : ok=1 changed=0 unreachable=0 failed=0'"""
+# Stands in for ssh to a made-up node, for the run guard's connection that takes and holds
+# the node's run lock (components/runguard.py; argv from nodessh.ssh_argv): a node that
+# answers. Like ssh, it refuses a node with no key in the run's known hosts file and a key
+# file that is not there (exit 255, in ssh's words); then it runs the remote command as the
+# node's shell would, in a directory that stands for the node's root (nodes/<node> beside
+# bin/): the guard's own lock script, with the lock at LOCK_PATH below that directory. Each
+# connection is recorded (ssh-calls). The bench's venvs alone have it, ahead of the real ssh.
+STUB_SSH = f"""lock={shlex.quote(runguard.LOCK_PATH)}
+venv=$(cd "$(dirname "$0")/.." && pwd)
+port=22 key= known=
+while [ $# -gt 2 ]; do
+  case $1 in
+    -p) port=$2; shift 2 ;;
+    -i) key=$2; shift 2 ;;
+    -o) case $2 in UserKnownHostsFile=*) known=${{2#*=}} ;; esac; shift 2 ;;
+    -[lJFEcmLRDWwbBSQ]) shift 2 ;;
+    *) shift ;;
+  esac
+done
+[ $# -eq 2 ] || {{ echo "stand-in ssh: wants [options] destination command" >&2; exit 255; }}
+host=$1 remote=$2 name=$1
+[ "$port" = 22 ] || name="[$host]:$port"
+echo "$name" >>"$venv/ssh-calls"
+[ -n "$key" ] && [ -r "$key" ] || {{ echo "$name: Permission denied (publickey)." >&2; exit 255; }}
+if ! awk -v n="$name" '{{ k = split($1, names, ","); for (i = 1; i <= k; i++) if (names[i] == n) found = 1 }}
+                      END {{ exit !found }}' "${{known:-/dev/null}}"; then
+  echo "No ED25519 host key is known for $name and you have requested strict checking." >&2
+  echo "Host key verification failed." >&2
+  exit 255
+fi
+root=$venv/nodes/$name
+mkdir -p "$root"
+printf -v moved %q "$root$lock"
+remote=${{remote#sudo -n }}
+case $remote in *"$lock"*) remote=${{remote%%"$lock"*}}$moved${{remote#*"$lock"}} ;; esac
+cd "$root" && exec sh -c "$remote\""""
 # Replaces a project copy's __main__.py: the same program with nova's options unchecked
 # (load() with no catalog checks snippets' syntax only), for item 6.
 UNCHECKED_MAIN = '''"""The program with customServiceConfig checked for syntax only (the bench's item 6)."""
@@ -192,6 +234,38 @@ def measure_floor(ws: Workspace, program: Sequence[Point], runs: int) -> list[Po
     return [points[p.nodes] for p in program]
 
 
+def stand_in_venv(venv: Path, ansible: str = STUB_ANSIBLE) -> Path:
+    """A shim venv at `venv` (made afresh) where the made-up nodes' playbook runs go all the
+    way through PlaybookRun and its run guard: `ansible` stands in for ansible-playbook,
+    STUB_SSH for the guard's ssh to the node."""
+    if venv.exists():
+        shutil.rmtree(venv)  # no calls, locks or nodes of an earlier bench in this workdir
+    return workspace.shim_venv(venv, scripts={"ansible-playbook": ansible, "ssh": STUB_SSH})
+
+
+@dataclass(frozen=True)
+class Calls:
+    """What the stand-ins of a venv were asked to do so far."""
+
+    playbooks: int  # ansible-playbook runs
+    locks: int  # connections to a node, each the run guard taking a node's run lock
+
+    @classmethod
+    def of(cls, venv: Path) -> Calls:
+        return cls(playbooks=_lines(venv / "ansible-calls"), locks=_lines(venv / "ssh-calls"))
+
+    def __sub__(self, other: Calls) -> Calls:
+        return Calls(self.playbooks - other.playbooks, self.locks - other.locks)
+
+
+def guarded(calls: Calls, what: str) -> Calls:
+    """`calls`, once every playbook run was seen to take its node's lock first (else BenchError)."""
+    if calls.locks != calls.playbooks:
+        raise BenchError(f"{what}: {calls.playbooks} stand-in playbook runs, but {calls.locks} connections to "
+                         "nodes for their run locks (one each): the runs did not all go through the run guard")
+    return calls
+
+
 @dataclass
 class NoChangeUp:
     nodes: int
@@ -199,29 +273,30 @@ class NoChangeUp:
     up_calls: int  # ... of the measured no-change ups (must be 0)
     preview: Point
     up: Point
+    up_locks: int = 0  # run locks the no-change ups took (connections to nodes; must be 0)
 
 
 def measure_no_change_up(ws: Workspace, nodes: int, runs: int) -> NoChangeUp:
-    """Item 3: a deployed estate of made-up nodes (a stand-in ansible-playbook took the first
-    deploy), then a no-change preview and a no-change `up`, `runs` times each."""
+    """Item 3: a deployed estate of made-up nodes (stand-ins for ansible-playbook and the run
+    guard's ssh took the first deploy), then a no-change preview and a no-change `up`, `runs`
+    times each."""
     project = ws.project("estate")
-    venv = workspace.shim_venv(ws.workdir / "estate-venv", scripts={"ansible-playbook": STUB_ANSIBLE})
+    venv = stand_in_venv(ws.workdir / "estate-venv")
     workspace.use_venv(project, venv)
-    calls = venv / "ansible-calls"
-    calls.unlink(missing_ok=True)
     ws.made_up_stack(project, "estate", nodes)
     start = time.perf_counter()
     ws.cli(project, "up", "--yes", "--skip-preview", "-s", "estate")
-    deploy_calls = _lines(calls)
+    deployed = guarded(Calls.of(venv), "the first deploy")
     ws.log(f"  estate of {nodes} nodes deployed in {time.perf_counter() - start:.0f} s "
-           f"({deploy_calls} stand-in playbook runs)")
+           f"({deployed.playbooks} stand-in playbook runs, each under its node's run lock)")
     preview, up = Point("no-change preview", nodes), Point("no-change up", nodes)
     for index in range(runs):
         preview.add(ws.timed(project, "preview", "-s", "estate"))
         up.add(ws.timed(project, "up", "--yes", "--skip-preview", "-s", "estate"))
         ws.log(f"  no change, run {index + 1}: preview {preview.seconds[-1]:.1f} s, up {up.seconds[-1]:.1f} s")
-    return NoChangeUp(nodes=nodes, deploy_calls=deploy_calls, up_calls=_lines(calls) - deploy_calls,
-                      preview=preview, up=up)
+    ups = Calls.of(venv) - deployed
+    return NoChangeUp(nodes=nodes, deploy_calls=deployed.playbooks, up_calls=ups.playbooks, preview=preview, up=up,
+                      up_locks=ups.locks)
 
 
 def _lines(path: Path) -> int:
@@ -274,20 +349,23 @@ def settings_load_seconds(ws: Workspace, nodes: int, runs: int) -> tuple[float, 
 
 def measure_stub_fanout(ws: Workspace, sizes: Sequence[int], seconds: float, runs: int) -> list[Point]:
     """Item 5 without the environment: a fresh deploy of K made-up nodes whose every playbook
-    run is a stand-in that takes `seconds`, so what remains is how many runs Pulumi and the
-    dynamic provider let happen at once (the nodes' own CPU and SSH do not count)."""
+    run is a stand-in that takes `seconds` (its run lock taken through the stand-in ssh), so
+    what remains is how many runs Pulumi and the dynamic provider let happen at once (the
+    nodes' own CPU and real SSH do not count)."""
     project = ws.project("fanout")
-    sleeping = f"sleep {seconds}\n{STUB_ANSIBLE}"
-    venv = workspace.shim_venv(ws.workdir / "fanout-venv", scripts={"ansible-playbook": sleeping})
+    venv = stand_in_venv(ws.workdir / "fanout-venv", f"sleep {seconds}\n{STUB_ANSIBLE}")
     workspace.use_venv(project, venv)
     points = {k: Point(f"{k} nodes", k) for k in sizes}
     for index in range(runs):
         for k in sizes:
             name = f"fanout-{k}"
             ws.made_up_stack(project, name, k)
+            before = Calls.of(venv)
             sample = ws.timed(project, "up", "--yes", "--skip-preview", "-s", name)
+            calls = guarded(Calls.of(venv) - before, f"the deploy of {k} nodes")
             points[k].add(sample)
-            ws.log(f"  stand-in fan-out, {k} nodes, run {index + 1}: {sample.seconds:.1f} s")
+            ws.log(f"  stand-in fan-out, {k} nodes, run {index + 1}: {sample.seconds:.1f} s "
+                   f"({calls.playbooks} playbook runs)")
     return [points[k] for k in sizes]
 
 

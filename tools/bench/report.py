@@ -136,15 +136,18 @@ def no_change_section(result: NoChangeUp) -> str:
     ratio = result.up.median_seconds / result.preview.median_seconds
     runs = len(result.up.seconds)
     return "\n".join([
-        f"A stack of {result.nodes} made-up nodes ({result.up.resources} resources) deployed once (a stand-in "
-        f"`ansible-playbook` took the first deploy's {result.deploy_calls} playbook runs, since the nodes do not "
-        f"exist), then, {runs} times each, `pulumi preview` and `pulumi up --yes --skip-preview` (what `make up` "
-        "runs) with nothing changed.", "",
-        "| nodes | no-change preview | no-change up | up / preview | playbooks run by the ups | peak memory (up) |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"A stack of {result.nodes} made-up nodes ({result.up.resources} resources) deployed once (stand-ins "
+        f"took the first deploy's {result.deploy_calls} playbook runs, since the nodes do not exist: "
+        "`ansible-playbook`, and the `ssh` by which each run's guard took its node's run lock, running the "
+        f"lock script locally), then, {runs} times each, `pulumi preview` and `pulumi up --yes --skip-preview` "
+        "(what `make up` runs) with nothing changed.", "",
+        "| nodes | no-change preview | no-change up | up / preview | playbooks run by the ups | nodes contacted "
+        "by the ups | peak memory (up) |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         f"| {result.nodes} | {_s(result.preview.median_seconds)} | {_s(result.up.median_seconds)} | {ratio:.2f} | "
-        f"{result.up_calls} | {result.up.median_peak_mib:.0f} MiB |", "",
-        _verdict(result.up_calls == 0, f"{result.up_calls} playbooks ran", "none"),
+        f"{result.up_calls} | {result.up_locks} | {result.up.median_peak_mib:.0f} MiB |", "",
+        _verdict(result.up_calls == 0 and result.up_locks == 0,
+                 f"{result.up_calls} playbooks ran, {result.up_locks} run locks were taken", "none"),
         _verdict(ratio <= NO_CHANGE_RATIO, f"the no-change up takes {ratio:.2f}x the no-change preview",
                  f"at most {NO_CHANGE_RATIO:.0f}x"),
         ""])
@@ -184,8 +187,9 @@ def stub_fanout_section(points: Sequence[Point], seconds: float) -> str:
                     f"{p.median_seconds / one.median_seconds:.2f} | {serial / p.median_seconds:.1f} |")
     return "\n".join([
         f"A fresh deploy (`pulumi up`) of K made-up nodes whose every playbook run is a stand-in that sleeps "
-        f"{seconds:g} s and reports success: no SSH, no CPU spent on nodes, so the time left is the program, the "
-        "engine, and how many runs they let happen at once. Each node's runs form a chain of "
+        f"{seconds:g} s and reports success, its run guard taking the node's run lock through a stand-in `ssh` "
+        "that runs the lock script locally: no real SSH, no CPU spent on nodes, so the time left is the program, "
+        "the engine, and how many runs they let happen at once. Each node's runs form a chain of "
         f"{RUNS_PER_NODE} (marker, then its services in order).", "", *rows, ""])
 
 
