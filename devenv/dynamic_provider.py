@@ -12,6 +12,10 @@ OPENSTACK_NOVA_MAX_RUNS threads (default: `default_threads()`).
 devenv/dynamic-provider.sh starts it with the program's interpreter, as the
 SDK's own `pulumi-resource-pulumi-python` does; devenv/toolchain.sh installs
 both in its place, beside `pulumi`, where the CLI looks for this plugin.
+
+The pool only helps when `pulumi up --parallel` lets that many steps start:
+`make up` passes `up_parallel()` (devenv/lib.sh, devenv/up.sh), computed here
+from the same setting, unless PULUMI_PARALLEL says otherwise.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ SDK_THREADS = 4  # the SDK's own pool: never fewer by default
 MAX_DEFAULT = 16
 RUN_MIB = 156  # peak RSS of one playbook run (docs/scale.md, "What a run costs the runner")
 MEMORY_SHARE = 4  # by default, runs at once may take up to a quarter of the memory
+# `pulumi up --parallel` by default: 4 steps at once per CPU (GOMAXPROCS; defaultParallel,
+# the CLI's cmd/pulumi/operations/up.go), 8 on 2 cores, below the pool's 16
+CLI_PARALLEL_PER_CPU = 4
 
 
 def memory_mib(meminfo: Path = Path("/proc/meminfo"),
@@ -66,6 +73,33 @@ def threads(environ: Mapping[str, str], memory: Callable[[], int | None] = memor
     if not text.isdigit() or int(text) < 1:
         raise ValueError(f"{VARIABLE}={text!r}: must be a whole number, at least 1")
     return int(text)
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (as Go counts them for GOMAXPROCS, cgroup quotas aside)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def up_parallel(environ: Mapping[str, str], memory: Callable[[], int | None] = memory_mib,
+                cpu_count: Callable[[], int] = cpus) -> int:
+    """`pulumi up --parallel` for `make up` (devenv/lib.sh up_parallel): the pool's size, so that
+    as many playbooks run at once as the plugin serves, and never less than the CLI's own
+    default, CLI_PARALLEL_PER_CPU per CPU, which the Kubernetes resources share with them."""
+    return max(threads(environ, memory), CLI_PARALLEL_PER_CPU * cpu_count())
+
+
+def print_up_parallel() -> int:
+    """devenv/lib.sh's up_parallel: prints up_parallel() for this environment; exit status 1 and
+    why on stderr when OPENSTACK_NOVA_MAX_RUNS is not a valid pool."""
+    try:
+        print(up_parallel(os.environ))
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 1
+    return 0
 
 
 def use_pool(grpc: Any, size: int) -> None:

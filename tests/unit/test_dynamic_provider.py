@@ -167,3 +167,34 @@ def test_memory_is_the_lower_of_the_machines_and_the_cgroups(tmp_path: Path) -> 
     limit.write_text(f"{4 * 2**30}\n")
     assert dynamic_provider.memory_mib(meminfo, limit) == 4096
     assert dynamic_provider.memory_mib(tmp_path / "none", tmp_path / "none") is None
+
+
+@pytest.mark.parametrize(("environ", "memory", "cpus", "parallel"), [
+    ({}, 24 * 1024, 2, 16),  # the reference machine: the pool, above the CLI's 8
+    ({"OPENSTACK_NOVA_MAX_RUNS": "24"}, 24 * 1024, 2, 24),
+    ({"OPENSTACK_NOVA_MAX_RUNS": "4"}, 24 * 1024, 2, 8),  # never below the CLI's own default
+    ({}, 4096, 16, 64),  # a pool of 6 on 16 CPUs: the CLI's 64
+])
+def test_make_ups_parallel_leaves_room_for_the_pool(environ: dict[str, str], memory: int, cpus: int,
+                                                    parallel: int) -> None:
+    assert dynamic_provider.up_parallel(environ, memory=lambda: memory, cpu_count=lambda: cpus) == parallel
+
+
+def _up_parallel(**env: str) -> subprocess.CompletedProcess[str]:
+    """devenv/lib.sh's up_parallel, which devenv/up.sh passes as `pulumi up --parallel`."""
+    base = {k: v for k, v in os.environ.items() if k not in (dynamic_provider.VARIABLE, "PULUMI_PARALLEL")}
+    return subprocess.run(["bash", "-c", f". {ROOT / 'devenv' / 'lib.sh'}; up_parallel"], env={**base, **env},
+                          capture_output=True, text=True, check=False, timeout=30)
+
+
+def test_make_up_passes_the_pools_parallel_unless_pulumi_parallel_is_set() -> None:
+    expected = dynamic_provider.up_parallel({})
+    assert expected >= dynamic_provider.threads({})
+    assert _up_parallel().stdout == f"{expected}\n"
+    big = 4 * dynamic_provider.CLI_PARALLEL_PER_CPU * dynamic_provider.cpus()
+    assert _up_parallel(OPENSTACK_NOVA_MAX_RUNS=str(big)).stdout == f"{big}\n"
+    # the user's own choice wins, even below the pool
+    assert _up_parallel(OPENSTACK_NOVA_MAX_RUNS=str(big), PULUMI_PARALLEL="3").stdout == "3\n"
+    bad = _up_parallel(OPENSTACK_NOVA_MAX_RUNS="many")
+    assert (bad.returncode, bad.stdout, bad.stderr) == (1, "", "OPENSTACK_NOVA_MAX_RUNS='many': must be a whole "
+                                                                "number, at least 1\n")
