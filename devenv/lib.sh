@@ -186,3 +186,12 @@ import_image() { # ctr socket tarball
       die "ctr could not pin $name: $(tail -n 1 <<<"$out")"
   done
 }
+
+# `pulumi up --parallel` for `make up`: PULUMI_PARALLEL when set (the CLI's own setting), else
+# as many steps at once as the dynamic-provider plugin's pool runs playbooks, never fewer than
+# the CLI's default (up_parallel in devenv/dynamic_provider.py, the one place the pool is sized).
+up_parallel() {
+  if [ -n "${PULUMI_PARALLEL:-}" ]; then echo "$PULUMI_PARALLEL"; return 0; fi
+  python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import dynamic_provider as p; sys.exit(p.print_up_parallel())' \
+    "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+}

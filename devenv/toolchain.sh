@@ -2,7 +2,7 @@
 # Builds the pinned toolchain from Go modules into a cache outside the checkout.
 # Each piece lands in $TOOLCHAIN/<piece>-<version>/ and is built once; a stamp
 # file marks a finished build, so an interrupted one is simply redone.
-# Usage: toolchain.sh [all|etcd|kube|kube-node|containerd|coredns|pause|pulumi|langhost|k8s-provider|bindir]
+# Usage: toolchain.sh [all|etcd|kube|kube-node|containerd|coredns|pause|pulumi|langhost|dynamic-provider|k8s-provider|bindir]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/versions.env
@@ -178,10 +178,10 @@ build_pulumi() {
   quietly go get "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi@v$PULUMI_VERSION" "github.com/pulumi/pulumi/sdk/v3@v$PULUMI_VERSION"
   local ldf="-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$PULUMI_VERSION"
   quietly go build -trimpath -tags osusergo,grpcnotrace -ldflags "$ldf" -o "$(piece_dir "$p")/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
-  # The Python SDK's own shims ship in the sdk module: the program executor and
-  # the dynamic-provider plugin.
+  # The Python SDK's program executor ships in the sdk module (its
+  # dynamic-provider plugin too, in whose place install_dynamic_provider puts ours).
   local sdk; sdk=$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3 2>>"$LOG") || log_failed "$LOG" "finding pulumi's sdk module"
-  install -m755 "$sdk/python/cmd/pulumi-language-python-exec" "$sdk/python/dist/pulumi-resource-pulumi-python" "$(piece_dir "$p")/"
+  install -m755 "$sdk/python/cmd/pulumi-language-python-exec" "$(piece_dir "$p")/"
   mark_done "$p"
 }
 
@@ -236,6 +236,22 @@ install_langhost() {
   chmod 755 "$d/pulumi-language-python.tmp"; mv "$d/pulumi-language-python.tmp" "$d/pulumi-language-python"
 }
 
+# The dynamic-provider plugin (devenv/dynamic-provider.sh and dynamic_provider.py):
+# the SDK's server with a thread pool of OPENSTACK_NOVA_MAX_RUNS, not its fixed 4.
+# Beside `pulumi`, under the name the CLI looks for (on PATH, through the bin
+# directory's link, then next to `pulumi`). Re-installed when it changes; each
+# file replaced whole, as a CLI may be starting it.
+install_dynamic_provider() {
+  local d=$TOOLCHAIN/pulumi-$PULUMI_VERSION
+  mkdir -p "$d"
+  replace_file "$here/dynamic_provider.py" "$d/dynamic_provider.py" 644
+  replace_file "$here/dynamic-provider.sh" "$d/pulumi-resource-pulumi-python" 755
+}
+replace_file() { # src dest mode
+  cmp -s "$1" "$2" && return 0
+  install -m"$3" "$1" "$2.tmp"; mv -f "$2.tmp" "$2"
+}
+
 # Resource plugins go where the CLI looks for an exact version ($PULUMI_HOME's
 # plugin cache), so it never searches PATH or tries a download.
 register_provider() {
@@ -281,9 +297,10 @@ case "${1:-all}" in
   pulumi) announce pulumi; build_pulumi ;;
   k8s-provider) announce k8s-provider; build_k8s_provider ;;
   langhost) install_langhost ;;
-  bindir) install_langhost >/dev/null; assemble_bindir ;;
+  dynamic-provider) install_dynamic_provider ;;
+  bindir) install_langhost >/dev/null; install_dynamic_provider; assemble_bindir ;;
   all) announce etcd pulumi k8s-provider kube kube-node containerd coredns pause
-       build_etcd; build_pulumi; install_langhost; build_k8s_provider; build_kube; build_kube_node
+       build_etcd; build_pulumi; install_langhost; install_dynamic_provider; build_k8s_provider; build_kube; build_kube_node
        build_containerd; build_coredns; build_pause; assemble_bindir ;;
   *) die "unknown piece '$1'" ;;
 esac

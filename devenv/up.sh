@@ -17,11 +17,16 @@ phase_line neighbours "MariaDB, RabbitMQ, memcached, Keystone and Placement for 
   "$(usually 45) the first time, seconds after" "their steps below"
 "$here/neighbours.sh" "$stack"
 log=$LOG_DIR/up-$stack.log
+# --parallel: room for as many playbook runs at once as the dynamic-provider plugin's pool
+# (OPENSTACK_NOVA_MAX_RUNS, default 16), which the CLI's default (8 on 2 cores) would cap;
+# PULUMI_PARALLEL, when set, instead (lib.sh up_parallel).
+parallel=$(up_parallel 2>&1) || die "$parallel"
 # 1 min 23 s from nothing on the reference machine (README), under a minute when little changed.
-phase "pulumi up" "$log" "stack $stack" "$(usually 83) from nothing, less when little changed"
+phase "pulumi up" "$log" "stack $stack, --parallel $parallel" "$(usually 83) from nothing, less when little changed"
 # --refresh: a test node that restarted (make down, a new session) runs nothing;
 # refresh sees that as drift and up starts its services again.
-if ! pulumi up --yes --non-interactive --skip-preview --suppress-progress --refresh -s "$stack" >>"$log" 2>&1; then
+if ! pulumi up --yes --non-interactive --skip-preview --suppress-progress --refresh --parallel "$parallel" \
+    -s "$stack" >>"$log" 2>&1; then
   # pulumi's own account of what failed is its diagnostics, at the end and sometimes long
   if grep -q '^Diagnostics:' "$log"; then sed -n '/^Diagnostics:/,$p' "$log" >&2; else tail -n 30 "$log" >&2; fi
   die "pulumi up -s $stack failed (full log: $log)"

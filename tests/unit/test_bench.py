@@ -4,14 +4,20 @@ No timing is asserted anywhere: the bench measures, tests never do."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from components import playbook, runguard
+from components.runfailures import PlaybookError
 from components.settings import load
 from tools.bench import live, offline, report, stack, workspace
 from tools.bench.measure import run
@@ -110,6 +116,30 @@ def test_preview_section_says_which_targets_are_met() -> None:
     assert "- MISSED: 72 ms per node" in report.preview_section(slow, floor)
 
 
+def test_runs_at_once_from_when_each_ran() -> None:
+    assert offline.at_once([]) == 0
+    assert offline.at_once([(0.0, 2.0), (2.0, 4.0)]) == 1  # one ends as the next starts
+    assert offline.at_once([(0.0, 2.0), (0.5, 2.5), (1.0, 3.0), (2.5, 4.0)]) == 3
+
+
+def test_probe_times_come_from_the_exported_state() -> None:
+    state = {"deployment": {"resources": [
+        {"type": "pulumi:pulumi:Stack", "outputs": {}},
+        {"type": "pulumi:providers:pulumi-python", "outputs": {}},
+        {"type": "pulumi-python:dynamic:Resource", "outputs": {"start": 10.5, "end": 12.5, "peak": 1}},
+        {"type": "pulumi-python:dynamic:Resource", "outputs": {"start": 11, "end": 13}}]}}
+    assert offline.probe_intervals(state) == [(10.5, 12.5), (11.0, 13.0)]
+
+
+def test_provider_threads_section_names_the_default_pool() -> None:
+    results = [offline.ProviderThreads("4", 12, 4, 6.0, _point("4", 12, 9.0)),
+               offline.ProviderThreads("default", 12, 12, 2.1, _point("default", 12, 5.0))]
+    text = report.provider_threads_section(results, 2.0, 16)
+    assert "`pulumi up --parallel 48` of 12 dynamic resources" in text
+    assert "| 4 | 12 | 4 | 6.0 s | 9.0 s |" in text
+    assert "| unset (default: 16) | 12 | 12 | 2.1 s | 5.0 s |" in text
+
+
 def test_the_document_keeps_sections_that_were_not_measured() -> None:
     machine = report.Machine("CPU", 2, 24.0, (1.0, 1.0, 1.0), "today", "abc", "v3")
     old = report.merge("# Benchmarks\n\nhand-written\n", {
@@ -139,6 +169,96 @@ def test_a_shim_venv_runs_the_projects_packages_with_its_own_scripts(tmp_path: P
                          check=True).stdout
     assert "ok=1 changed=0 unreachable=0 failed=0" in out
     assert (venv / "ansible-calls").read_text() == "nova.yml\n"
+
+
+@pytest.fixture()
+def stand_ins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The bench's venv of stand-ins, used as the dynamic-provider plugin uses the program's venv:
+    its bin/ first on PATH, its python the interpreter (PlaybookRun finds ansible-playbook beside it)."""
+    venv = offline.stand_in_venv(tmp_path / "venv")
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(sys, "executable", str(venv / "bin" / "python"))
+    monkeypatch.delenv("OPENSTACK_NOVA_ANSIBLE_LOG_DIR", raising=False)
+    yield venv
+
+
+def made_up_run(tmp_path: Path, *, port: int = 22, known: bool = True, **host_vars: Any) -> dict[str, Any]:
+    """PlaybookRun's inputs for the nova playbook on the bench's first made-up node."""
+    node = stack.bench_nodes(1)[0]
+    known_hosts = stack.known_hosts([node]) if known else ""
+    if port != 22:
+        known_hosts = known_hosts.replace(node.address, f"[{node.address}]:{port}")
+    return {
+        "playbook": "nova.yml", "host": {"name": node.name, "address": node.address, "port": port, "user": "root"},
+        "host_vars": dict(host_vars), "ssh_private_key": "not a key: no Ansible run reads it\n",
+        "known_hosts": known_hosts, "files": {"nova.conf": "[DEFAULT]\n"}, "public_files": {}, "vars": {},
+        "timeouts": {"connect": 5, "task": 60, "run": 60, "lock": 1},
+    }
+
+
+def stand_in_lock(venv: Path, name: str) -> Path:
+    """Where the stand-in node `name` keeps its run lock."""
+    return venv / "nodes" / name / runguard.LOCK_PATH.lstrip("/")
+
+
+def is_free(lock: Path) -> bool:
+    with open(lock, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+
+@pytest.mark.parametrize(("port", "host_vars", "name"), [
+    (22, {}, "10.0.0.1"),
+    (2222, {"ansible_user": "cloud-user", "ansible_become": True}, "[10.0.0.1]:2222")])
+def test_a_made_up_nodes_run_takes_its_lock_through_the_stand_in_ssh(
+        stand_ins: Path, tmp_path: Path, port: int, host_vars: dict[str, Any], name: str) -> None:
+    """The path PlaybookRun takes in the bench's items 3 and 5: the run guard, its ssh to the
+    node (the stand-in, running the guard's own lock script) and the stand-in playbook."""
+    result = playbook.run_playbook(made_up_run(tmp_path, port=port, **host_vars))
+    assert result["last_run"] == "nova.yml on edpm-cell1-0: ok=1 changed=0" and result["in_sync"]
+    assert offline.Calls.of(stand_ins) == offline.Calls(playbooks=1, locks=1)
+    assert (stand_ins / "ssh-calls").read_text() == f"{name}\n"
+    lock = stand_in_lock(stand_ins, name)
+    # the guard's record of the run, written by the lock script on the node, and the node free again
+    assert lock.read_text().startswith("nova.yml, run by pid ")
+    assert is_free(lock)
+
+
+def test_the_stand_in_ssh_refuses_a_node_it_has_no_key_for(stand_ins: Path, tmp_path: Path) -> None:
+    with pytest.raises(PlaybookError, match=r"has no host key for 10\.0\.0\.1, so edpm-cell1-0 .* cannot be trusted"):
+        playbook.run_playbook(made_up_run(tmp_path, known=False))
+    assert offline.Calls.of(stand_ins) == offline.Calls(playbooks=0, locks=1)
+
+
+def test_a_stand_in_node_is_busy_while_its_lock_is_held(stand_ins: Path, tmp_path: Path) -> None:
+    lock = stand_in_lock(stand_ins, "10.0.0.1")
+    lock.parent.mkdir(parents=True)
+    lock.write_text("another run\n")
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(PlaybookError, match=r"edpm-cell1-0 is busy: .*: another run"):
+            playbook.run_playbook(made_up_run(tmp_path))
+    assert offline.Calls.of(stand_ins) == offline.Calls(playbooks=0, locks=1)
+
+
+def test_every_stand_in_playbook_run_must_have_taken_its_lock() -> None:
+    assert offline.guarded(offline.Calls(5, 5), "deploy") == offline.Calls(5, 5)
+    with pytest.raises(offline.BenchError, match="5 stand-in playbook runs, but 0 connections"):
+        offline.guarded(offline.Calls(7, 2) - offline.Calls(2, 2), "deploy")
+
+
+def test_the_no_change_section_counts_playbooks_and_locks() -> None:
+    def result(locks: int) -> offline.NoChangeUp:
+        return offline.NoChangeUp(nodes=10, deploy_calls=50, up_calls=0, preview=_point("p", 10, 4.0),
+                                  up=_point("u", 10, 6.0, 77), up_locks=locks)
+
+    text = report.no_change_section(result(0))
+    assert "| 10 | 4.0 s | 6.0 s | 1.50 | 0 | 0 | 100 MiB |" in text
+    assert "- met: 0 playbooks ran, 0 run locks were taken (target: none)" in text
+    assert "- MISSED: 0 playbooks ran, 3 run locks were taken" in report.no_change_section(result(3))
 
 
 @pytest.mark.parametrize("argv", [["--items", "preview,bogus"]])

@@ -10,11 +10,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+from devenv import dynamic_provider
+
 from . import live, offline, report, workspace
 
-ITEMS = ("preview", "no-change", "validation", "stub-fanout", "live")
+ITEMS = ("preview", "no-change", "validation", "stub-fanout", "provider-threads", "live")
 DOC = workspace.ROOT / "docs" / "benchmarks.md"
 STUB_SECONDS = 2.0  # how long each stand-in playbook run of the offline fan-out takes
+PROBES = 12  # provider-threads: resources created at once, if the provider lets them
+POOLS = ("4", "")  # ... with the SDK's pool of 4 threads, and with the default
 PROFILE_PYTHON = """case "${2:-}" in
   *pulumi-language-python-exec) exec "$REAL_PYTHON" "$1" -m cProfile -o "$(dirname "$0")/../program.pstats" "${@:2}" ;;
 esac
@@ -102,6 +106,13 @@ def _run(args: argparse.Namespace, workdir: Path) -> int:
         points = offline.measure_stub_fanout(ws, live.SIZES, STUB_SECONDS, args.runs)
         sections["stub-fanout"] = report.section("stub-fanout", machine,
                                                  report.stub_fanout_section(points, STUB_SECONDS))
+    if "provider-threads" in args.items:
+        pools = ", ".join(p or "default" for p in POOLS)
+        ws.log(f"provider threads: {PROBES} creates of {STUB_SECONDS:g} s, with pools {pools}")
+        results = offline.measure_provider_threads(ws, POOLS, PROBES, STUB_SECONDS, args.runs)
+        default = dynamic_provider.default_threads(dynamic_provider.memory_mib())
+        sections["provider-threads"] = report.section(
+            "provider-threads", machine, report.provider_threads_section(results, STUB_SECONDS, default))
     if "live" in args.items:
         ws.log("items 4-5: one-node change and fresh deploy on the test nodes")
         try:

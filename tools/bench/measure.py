@@ -21,7 +21,8 @@ _TICK = os.sysconf("SC_CLK_TCK")
 # Which part of Pulumi a process is, by its command line (first match wins).
 PARTS = (
     ("program", "pulumi-language-python-exec"),
-    ("dynamic provider", "pulumi.dynamic"),
+    ("dynamic provider", "dynamic_provider.py"),  # the toolchain's plugin (devenv/dynamic_provider.py)
+    ("dynamic provider", "pulumi.dynamic"),  # the SDK's
     ("kubernetes provider", "pulumi-resource-kubernetes"),
     ("language host", "pulumi_language_python"),
     ("engine", "pulumi"),

@@ -1,11 +1,17 @@
 """The bench items that need no cluster and no test node: previews of made-up
-estates (item 1), the engine's floor (2), a no-change `up` (3) and the cost of
-checking customServiceConfig (6). Each runs in a project copy and a backend of
-the bench's own below `workdir`."""
+estates (item 1), the engine's floor (2), a no-change `up` (3), the cost of
+checking customServiceConfig (6), fan-out with stand-in playbooks (5 offline)
+and the dynamic provider's own limit on it (provider-threads). Each runs in a
+project copy and a backend of the bench's own below `workdir`. Where playbooks
+run (3, 5), the project copy's venv has stand-ins for `ansible-playbook` and
+for the `ssh` by which the run guard takes a node's run lock: everything else,
+the program, the dynamic provider, PlaybookRun and its run guard, is real."""
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -13,11 +19,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from components import runguard
 
 from . import stack, workspace
 from .measure import Sample, run
 
 STACK = "bench"
+MAX_RUNS = "OPENSTACK_NOVA_MAX_RUNS"  # the dynamic provider's thread pool (devenv/dynamic_provider.py)
 _COUNT = re.compile(r"^\s*[-+~]*\s*(\d+) (?:to create|to update|to delete|to replace|unchanged|created|updated|"
                     r"deleted|replaced)\b", re.M)
 # Stands in for ansible-playbook where the made-up nodes would have to be reached: it records
@@ -25,6 +35,42 @@ _COUNT = re.compile(r"^\s*[-+~]*\s*(\d+) (?:to create|to update|to delete|to rep
 STUB_ANSIBLE = """echo "$*" >>"$(dirname "$0")/../ansible-calls"
 echo 'PLAY RECAP'
 echo 'node : ok=1 changed=0 unreachable=0 failed=0'"""
+# Stands in for ssh to a made-up node, for the run guard's connection that takes and holds
+# the node's run lock (components/runguard.py; argv from nodessh.ssh_argv): a node that
+# answers. Like ssh, it refuses a node with no key in the run's known hosts file and a key
+# file that is not there (exit 255, in ssh's words); then it runs the remote command as the
+# node's shell would, in a directory that stands for the node's root (nodes/<node> beside
+# bin/): the guard's own lock script, with the lock at LOCK_PATH below that directory. Each
+# connection is recorded (ssh-calls). The bench's venvs alone have it, ahead of the real ssh.
+STUB_SSH = f"""lock={shlex.quote(runguard.LOCK_PATH)}
+venv=$(cd "$(dirname "$0")/.." && pwd)
+port=22 key= known=
+while [ $# -gt 2 ]; do
+  case $1 in
+    -p) port=$2; shift 2 ;;
+    -i) key=$2; shift 2 ;;
+    -o) case $2 in UserKnownHostsFile=*) known=${{2#*=}} ;; esac; shift 2 ;;
+    -[lJFEcmLRDWwbBSQ]) shift 2 ;;
+    *) shift ;;
+  esac
+done
+[ $# -eq 2 ] || {{ echo "stand-in ssh: wants [options] destination command" >&2; exit 255; }}
+host=$1 remote=$2 name=$1
+[ "$port" = 22 ] || name="[$host]:$port"
+echo "$name" >>"$venv/ssh-calls"
+[ -n "$key" ] && [ -r "$key" ] || {{ echo "$name: Permission denied (publickey)." >&2; exit 255; }}
+if ! awk -v n="$name" '{{ k = split($1, names, ","); for (i = 1; i <= k; i++) if (names[i] == n) found = 1 }}
+                      END {{ exit !found }}' "${{known:-/dev/null}}"; then
+  echo "No ED25519 host key is known for $name and you have requested strict checking." >&2
+  echo "Host key verification failed." >&2
+  exit 255
+fi
+root=$venv/nodes/$name
+mkdir -p "$root"
+printf -v moved %q "$root$lock"
+remote=${{remote#sudo -n }}
+case $remote in *"$lock"*) remote=${{remote%%"$lock"*}}$moved${{remote#*"$lock"}} ;; esac
+cd "$root" && exec sh -c "$remote\""""
 # Replaces a project copy's __main__.py: the same program with nova's options unchecked
 # (load() with no catalog checks snippets' syntax only), for item 6.
 UNCHECKED_MAIN = '''"""The program with customServiceConfig checked for syntax only (the bench's item 6)."""
@@ -125,8 +171,9 @@ class Workspace:
                         "-s", name], env=self.env, cwd=project, capture_output=True, check=False)
         self.cli(project, "stack", "init", name)
 
-    def timed(self, project: Path, *args: str) -> Sample:
-        sample = run(["pulumi", "--non-interactive", *args], self.env, project)
+    def timed(self, project: Path, *args: str, env: Mapping[str, str] | None = None) -> Sample:
+        """`pulumi args` measured (in `env` instead of the workspace's, when given)."""
+        sample = run(["pulumi", "--non-interactive", *args], self.env if env is None else env, project)
         if sample.returncode != 0:
             raise BenchError(f"pulumi {' '.join(args)} failed in {project}:\n{sample.output[-3000:]}")
         return sample
@@ -150,18 +197,24 @@ def measure_previews(ws: Workspace, nodes: Sequence[int], runs: int) -> list[Poi
     return [points[n] for n in nodes]
 
 
-def floor_project(ws: Workspace) -> Path:
-    """The minimal program of item 2, importing its provider by reference as the program does."""
-    dest = ws.workdir / "floor"
+def small_project(ws: Workspace, program: str) -> Path:
+    """A project of tools/bench/`program`/__main__.py alone, importing its provider by reference
+    as the program does."""
+    dest = ws.workdir / program
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir()
-    shutil.copy2(workspace.ROOT / "tools" / "bench" / "floor" / "__main__.py", dest / "__main__.py")
+    shutil.copy2(workspace.ROOT / "tools" / "bench" / program / "__main__.py", dest / "__main__.py")
     (dest / "tools").symlink_to(workspace.ROOT / "tools")
     venv = (workspace.ROOT / ".venv").resolve()
     (dest / "Pulumi.yaml").write_text(
-        f"name: bench-floor\nruntime:\n  name: python\n  options:\n    virtualenv: {venv}\n")
+        f"name: bench-{program}\nruntime:\n  name: python\n  options:\n    virtualenv: {venv}\n")
     return dest
+
+
+def floor_project(ws: Workspace) -> Path:
+    """The minimal program of item 2."""
+    return small_project(ws, "floor")
 
 
 def measure_floor(ws: Workspace, program: Sequence[Point], runs: int) -> list[Point]:
@@ -181,6 +234,38 @@ def measure_floor(ws: Workspace, program: Sequence[Point], runs: int) -> list[Po
     return [points[p.nodes] for p in program]
 
 
+def stand_in_venv(venv: Path, ansible: str = STUB_ANSIBLE) -> Path:
+    """A shim venv at `venv` (made afresh) where the made-up nodes' playbook runs go all the
+    way through PlaybookRun and its run guard: `ansible` stands in for ansible-playbook,
+    STUB_SSH for the guard's ssh to the node."""
+    if venv.exists():
+        shutil.rmtree(venv)  # no calls, locks or nodes of an earlier bench in this workdir
+    return workspace.shim_venv(venv, scripts={"ansible-playbook": ansible, "ssh": STUB_SSH})
+
+
+@dataclass(frozen=True)
+class Calls:
+    """What the stand-ins of a venv were asked to do so far."""
+
+    playbooks: int  # ansible-playbook runs
+    locks: int  # connections to a node, each the run guard taking a node's run lock
+
+    @classmethod
+    def of(cls, venv: Path) -> Calls:
+        return cls(playbooks=_lines(venv / "ansible-calls"), locks=_lines(venv / "ssh-calls"))
+
+    def __sub__(self, other: Calls) -> Calls:
+        return Calls(self.playbooks - other.playbooks, self.locks - other.locks)
+
+
+def guarded(calls: Calls, what: str) -> Calls:
+    """`calls`, once every playbook run was seen to take its node's lock first (else BenchError)."""
+    if calls.locks != calls.playbooks:
+        raise BenchError(f"{what}: {calls.playbooks} stand-in playbook runs, but {calls.locks} connections to "
+                         "nodes for their run locks (one each): the runs did not all go through the run guard")
+    return calls
+
+
 @dataclass
 class NoChangeUp:
     nodes: int
@@ -188,29 +273,30 @@ class NoChangeUp:
     up_calls: int  # ... of the measured no-change ups (must be 0)
     preview: Point
     up: Point
+    up_locks: int = 0  # run locks the no-change ups took (connections to nodes; must be 0)
 
 
 def measure_no_change_up(ws: Workspace, nodes: int, runs: int) -> NoChangeUp:
-    """Item 3: a deployed estate of made-up nodes (a stand-in ansible-playbook took the first
-    deploy), then a no-change preview and a no-change `up`, `runs` times each."""
+    """Item 3: a deployed estate of made-up nodes (stand-ins for ansible-playbook and the run
+    guard's ssh took the first deploy), then a no-change preview and a no-change `up`, `runs`
+    times each."""
     project = ws.project("estate")
-    venv = workspace.shim_venv(ws.workdir / "estate-venv", scripts={"ansible-playbook": STUB_ANSIBLE})
+    venv = stand_in_venv(ws.workdir / "estate-venv")
     workspace.use_venv(project, venv)
-    calls = venv / "ansible-calls"
-    calls.unlink(missing_ok=True)
     ws.made_up_stack(project, "estate", nodes)
     start = time.perf_counter()
     ws.cli(project, "up", "--yes", "--skip-preview", "-s", "estate")
-    deploy_calls = _lines(calls)
+    deployed = guarded(Calls.of(venv), "the first deploy")
     ws.log(f"  estate of {nodes} nodes deployed in {time.perf_counter() - start:.0f} s "
-           f"({deploy_calls} stand-in playbook runs)")
+           f"({deployed.playbooks} stand-in playbook runs, each under its node's run lock)")
     preview, up = Point("no-change preview", nodes), Point("no-change up", nodes)
     for index in range(runs):
         preview.add(ws.timed(project, "preview", "-s", "estate"))
         up.add(ws.timed(project, "up", "--yes", "--skip-preview", "-s", "estate"))
         ws.log(f"  no change, run {index + 1}: preview {preview.seconds[-1]:.1f} s, up {up.seconds[-1]:.1f} s")
-    return NoChangeUp(nodes=nodes, deploy_calls=deploy_calls, up_calls=_lines(calls) - deploy_calls,
-                      preview=preview, up=up)
+    ups = Calls.of(venv) - deployed
+    return NoChangeUp(nodes=nodes, deploy_calls=deployed.playbooks, up_calls=ups.playbooks, preview=preview, up=up,
+                      up_locks=ups.locks)
 
 
 def _lines(path: Path) -> int:
@@ -263,18 +349,81 @@ def settings_load_seconds(ws: Workspace, nodes: int, runs: int) -> tuple[float, 
 
 def measure_stub_fanout(ws: Workspace, sizes: Sequence[int], seconds: float, runs: int) -> list[Point]:
     """Item 5 without the environment: a fresh deploy of K made-up nodes whose every playbook
-    run is a stand-in that takes `seconds`, so what remains is how many runs Pulumi and the
-    dynamic provider let happen at once (the nodes' own CPU and SSH do not count)."""
+    run is a stand-in that takes `seconds` (its run lock taken through the stand-in ssh), so
+    what remains is how many runs Pulumi and the dynamic provider let happen at once (the
+    nodes' own CPU and real SSH do not count)."""
     project = ws.project("fanout")
-    sleeping = f"sleep {seconds}\n{STUB_ANSIBLE}"
-    venv = workspace.shim_venv(ws.workdir / "fanout-venv", scripts={"ansible-playbook": sleeping})
+    venv = stand_in_venv(ws.workdir / "fanout-venv", f"sleep {seconds}\n{STUB_ANSIBLE}")
     workspace.use_venv(project, venv)
     points = {k: Point(f"{k} nodes", k) for k in sizes}
     for index in range(runs):
         for k in sizes:
             name = f"fanout-{k}"
             ws.made_up_stack(project, name, k)
+            before = Calls.of(venv)
             sample = ws.timed(project, "up", "--yes", "--skip-preview", "-s", name)
+            calls = guarded(Calls.of(venv) - before, f"the deploy of {k} nodes")
             points[k].add(sample)
-            ws.log(f"  stand-in fan-out, {k} nodes, run {index + 1}: {sample.seconds:.1f} s")
+            ws.log(f"  stand-in fan-out, {k} nodes, run {index + 1}: {sample.seconds:.1f} s "
+                   f"({calls.playbooks} playbook runs)")
     return [points[k] for k in sizes]
+
+
+@dataclass
+class ProviderThreads:
+    """One `up` of the provider-threads program: how many creates ran at once."""
+
+    pool: str  # OPENSTACK_NOVA_MAX_RUNS, or "default" (unset)
+    resources: int
+    at_once: int  # the most creates running together
+    creates_seconds: float  # first create's start to last create's end
+    up: Point
+
+
+def at_once(intervals: Sequence[tuple[float, float]]) -> int:
+    """The most of these (start, end) intervals that overlap."""
+    edges = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
+    running = peak = 0
+    for _, step in edges:
+        running += step
+        peak = max(peak, running)
+    return peak
+
+
+def probe_intervals(state: Mapping[str, Any]) -> list[tuple[float, float]]:
+    """(start, end) of each probe create, from `pulumi stack export`'s document."""
+    return [(float(r["outputs"]["start"]), float(r["outputs"]["end"]))
+            for r in state.get("deployment", {}).get("resources") or []
+            if r.get("type") == "pulumi-python:dynamic:Resource" and "start" in (r.get("outputs") or {})]
+
+
+def measure_provider_threads(ws: Workspace, pools: Sequence[str], count: int, seconds: float,
+                             runs: int) -> list[ProviderThreads]:
+    """The dynamic provider's own limit: a fresh `up --parallel 4*count` of `count` probes that take
+    `seconds` each and depend on nothing, with each pool ("" is the default), `runs` times, pools
+    interleaved."""
+    project = small_project(ws, "threads")
+    points = {pool: Point(f"pool {pool or 'default'}", count) for pool in pools}
+    peaks: dict[str, list[int]] = {pool: [] for pool in pools}
+    spans: dict[str, list[float]] = {pool: [] for pool in pools}
+    for index in range(runs):
+        for pool in pools:
+            name = f"threads-{pool or 'default'}"
+            env = {k: v for k, v in ws.env.items() if k != MAX_RUNS}
+            if pool:
+                env[MAX_RUNS] = pool
+            ws.fresh_stack(project, name)
+            ws.cli(project, "config", "set", "-s", name, "count", str(count))
+            ws.cli(project, "config", "set", "-s", name, "seconds", str(seconds))
+            sample = ws.timed(project, "up", "--yes", "--skip-preview", "--parallel", str(4 * count), "-s", name,
+                              env=env)
+            points[pool].add(sample)
+            intervals = probe_intervals(json.loads(ws.cli(project, "stack", "export", "-s", name).stdout))
+            if len(intervals) != count:
+                raise BenchError(f"{len(intervals)} of {count} probes in the state of {name}")
+            peaks[pool].append(at_once(intervals))
+            spans[pool].append(max(e for _, e in intervals) - min(s for s, _ in intervals))
+            ws.log(f"  provider threads, pool {pool or 'default'}, run {index + 1}: {peaks[pool][-1]} at once, "
+                   f"creates {spans[pool][-1]:.1f} s, up {sample.seconds:.1f} s")
+    return [ProviderThreads(pool=pool or "default", resources=count, at_once=max(peaks[pool]),
+                            creates_seconds=statistics.median(spans[pool]), up=points[pool]) for pool in pools]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .live import Round
-from .offline import NoChangeUp, Point
+from .offline import NoChangeUp, Point, ProviderThreads
 
 # The issue's targets (issue 11).
 PER_NODE_MS = 12.0  # preview: ms per node above the 0-node floor, at 500 nodes
@@ -136,15 +136,18 @@ def no_change_section(result: NoChangeUp) -> str:
     ratio = result.up.median_seconds / result.preview.median_seconds
     runs = len(result.up.seconds)
     return "\n".join([
-        f"A stack of {result.nodes} made-up nodes ({result.up.resources} resources) deployed once (a stand-in "
-        f"`ansible-playbook` took the first deploy's {result.deploy_calls} playbook runs, since the nodes do not "
-        f"exist), then, {runs} times each, `pulumi preview` and `pulumi up --yes --skip-preview` (what `make up` "
-        "runs) with nothing changed.", "",
-        "| nodes | no-change preview | no-change up | up / preview | playbooks run by the ups | peak memory (up) |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"A stack of {result.nodes} made-up nodes ({result.up.resources} resources) deployed once (stand-ins "
+        f"took the first deploy's {result.deploy_calls} playbook runs, since the nodes do not exist: "
+        "`ansible-playbook`, and the `ssh` by which each run's guard took its node's run lock, running the "
+        f"lock script locally), then, {runs} times each, `pulumi preview` and `pulumi up --yes --skip-preview` "
+        "(what `make up` runs) with nothing changed.", "",
+        "| nodes | no-change preview | no-change up | up / preview | playbooks run by the ups | nodes contacted "
+        "by the ups | peak memory (up) |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         f"| {result.nodes} | {_s(result.preview.median_seconds)} | {_s(result.up.median_seconds)} | {ratio:.2f} | "
-        f"{result.up_calls} | {result.up.median_peak_mib:.0f} MiB |", "",
-        _verdict(result.up_calls == 0, f"{result.up_calls} playbooks ran", "none"),
+        f"{result.up_calls} | {result.up_locks} | {result.up.median_peak_mib:.0f} MiB |", "",
+        _verdict(result.up_calls == 0 and result.up_locks == 0,
+                 f"{result.up_calls} playbooks ran, {result.up_locks} run locks were taken", "none"),
         _verdict(ratio <= NO_CHANGE_RATIO, f"the no-change up takes {ratio:.2f}x the no-change preview",
                  f"at most {NO_CHANGE_RATIO:.0f}x"),
         ""])
@@ -184,9 +187,26 @@ def stub_fanout_section(points: Sequence[Point], seconds: float) -> str:
                     f"{p.median_seconds / one.median_seconds:.2f} | {serial / p.median_seconds:.1f} |")
     return "\n".join([
         f"A fresh deploy (`pulumi up`) of K made-up nodes whose every playbook run is a stand-in that sleeps "
-        f"{seconds:g} s and reports success: no SSH, no CPU spent on nodes, so the time left is the program, the "
-        "engine, and how many runs they let happen at once. Each node's runs form a chain of "
+        f"{seconds:g} s and reports success, its run guard taking the node's run lock through a stand-in `ssh` "
+        "that runs the lock script locally: no real SSH, no CPU spent on nodes, so the time left is the program, "
+        "the engine, and how many runs they let happen at once. Each node's runs form a chain of "
         f"{RUNS_PER_NODE} (marker, then its services in order).", "", *rows, ""])
+
+
+def provider_threads_section(results: Sequence[ProviderThreads], seconds: float, default_pool: int) -> str:
+    """The dynamic provider's own limit on runs at once."""
+    count = results[0].resources
+    rows = ["| OPENSTACK_NOVA_MAX_RUNS | creates | most at once | first start to last end | `pulumi up` |",
+            "| --- | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        pool = f"unset (default: {default_pool})" if r.pool == "default" else r.pool
+        rows.append(f"| {pool} | {r.resources} | {r.at_once} | {_s(r.creates_seconds)} | "
+                    f"{_s(r.up.median_seconds)} |")
+    return "\n".join([
+        f"A fresh `pulumi up --parallel {4 * count}` of {count} dynamic resources that depend on nothing, each "
+        f"created in {seconds:g} s (tools/bench/threads): all that limits how many run at once is the thread "
+        "pool of the dynamic-provider plugin, which serves every PlaybookRun (devenv/dynamic_provider.py). "
+        "4 is the pool of the SDK's own plugin.", "", *rows, ""])
 
 
 def validation_section(on: Point, off: Point, load_on: float, load_off: float) -> str:
@@ -208,6 +228,7 @@ SECTIONS = {
     "no-change": "3. `pulumi up` with nothing changed",
     "live": "4-5. One-node change and fresh deploy on real test nodes",
     "stub-fanout": "5 (offline). Fan-out with stand-in playbooks",
+    "provider-threads": "5 (offline). The dynamic provider's limit on runs at once",
     "validation": "6. The cost of checking customServiceConfig",
 }
 _BEGIN, _END = "<!-- bench:{} begin -->", "<!-- bench:{} end -->"
