@@ -7,6 +7,9 @@
 # PULUMI_RUNTIME_VIRTUALENV, relative to the project; .venv for the uv
 # toolchain), else PULUMI_PYTHON_CMD, else python3. (Poetry's is not looked up.)
 here=$(dirname "$(readlink -f "$0")")
+# the CLI that started the plugin: the plugin ends when it is gone (dynamic_provider.py)
+OPENSTACK_NOVA_PROVIDER_PARENT=$PPID
+export OPENSTACK_NOVA_PROVIDER_PARENT
 venv=${PULUMI_RUNTIME_VIRTUALENV:-}
 if [ -z "$venv" ] && [ "${PULUMI_RUNTIME_TOOLCHAIN:-}" = uv ]; then
   venv=.venv

@@ -23,12 +23,15 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent import futures
 from pathlib import Path
 from typing import Any
 
 VARIABLE = "OPENSTACK_NOVA_MAX_RUNS"
+PARENT_VARIABLE = "OPENSTACK_NOVA_PROVIDER_PARENT"  # set by dynamic-provider.sh
 SDK_THREADS = 4  # the SDK's own pool: never fewer by default
 MAX_DEFAULT = 16
 RUN_MIB = 156  # peak RSS of one playbook run (docs/scale.md, "What a run costs the runner")
@@ -117,11 +120,30 @@ def use_pool(grpc: Any, size: int) -> None:
     grpc.server = server
 
 
+def exit_when_orphaned(parent: int, *, getppid: Callable[[], int] = os.getppid,
+                       exit_now: Callable[[int], Any] = os._exit, interval: float = 1.0) -> None:
+    """Ends this process once `parent` (the CLI that started it) is gone. The engine stops its
+    plugins when it ends, but a `kill -9` of `pulumi up` leaves them serving nobody. The runs
+    they started go on without them (the run guard is a session of its own), so nothing is lost."""
+    while getppid() == parent:
+        time.sleep(interval)
+    exit_now(0)
+
+
+def watch_parent(environ: Mapping[str, str]) -> None:
+    # the CLI's pid as dynamic-provider.sh saw it: a CLI killed before this process got here
+    # ends it too
+    parent = environ.get(PARENT_VARIABLE, "")
+    threading.Thread(target=exit_when_orphaned, args=(int(parent) if parent.isdigit() else os.getppid(),),
+                     daemon=True, name="dynamic-provider-parent").start()
+
+
 def main() -> None:
     try:
         size = threads(os.environ)
     except ValueError as error:
         sys.exit(f"dynamic provider: {error}")
+    watch_parent(os.environ)
     # As under `python -m`: the program's directory first, so that providers pickled by
     # reference (components.playbook's) import from it; not this file's directory.
     sys.path[0] = os.getcwd()

@@ -8,8 +8,10 @@ PlaybookRun's provider is; no time is asserted, only counts."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from concurrent import futures
 from contextlib import contextmanager
@@ -198,3 +200,40 @@ def test_make_up_passes_the_pools_parallel_unless_pulumi_parallel_is_set() -> No
     bad = _up_parallel(OPENSTACK_NOVA_MAX_RUNS="many")
     assert (bad.returncode, bad.stdout, bad.stderr) == (1, "", "OPENSTACK_NOVA_MAX_RUNS='many': must be a whole "
                                                                 "number, at least 1\n")
+
+
+def test_the_plugin_ends_when_the_cli_that_started_it_is_killed(plugin: Path, tmp_path: Path) -> None:
+    # a shell stands in for `pulumi up`: it starts the plugin, notes its pid, and once the plugin
+    # serves (has printed its port) it is killed with -9
+    pid_file, port_file = tmp_path / "plugin.pid", tmp_path / "port"
+    starter = subprocess.Popen(
+        ["/bin/sh", "-c", f'"{plugin}" >"{port_file}" 2>/dev/null & echo $! >"{pid_file}"; wait'],
+        cwd=ROOT, env=_env(PULUMI_RUNTIME_VIRTUALENV=str(VENV)))
+    for _ in range(300):
+        if port_file.is_file() and port_file.read_text().strip():
+            break
+        time.sleep(0.1)
+    pid = int(pid_file.read_text())
+    os.kill(starter.pid, signal.SIGKILL)
+    starter.wait(10)
+    for _ in range(150):
+        if not Path(f"/proc/{pid}").exists() or _zombie(pid):
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the plugin went on serving after the CLI was killed")
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
+
+
+def test_the_parent_watch_exits_once_the_parent_changes() -> None:
+    parents = iter([10, 10, 1])
+    exits: list[int] = []
+    dynamic_provider.exit_when_orphaned(10, getppid=lambda: next(parents), exit_now=exits.append, interval=0)
+    assert exits == [0]
