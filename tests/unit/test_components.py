@@ -13,7 +13,7 @@ import pulumi
 import pytest
 
 from components.settings import Settings, load
-from tests.unit import KNOWN_HOSTS
+from tests.unit import EXTRA_MOUNTS, KNOWN_HOSTS
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -140,12 +140,7 @@ def test_extra_mounts_follow_their_propagation(mocks: RecordingMocks) -> pulumi.
     raw = {"kubernetes": {"skipAwait": True},
            "nova": {"cellTemplates": {"cell0": {}, "cell1": {}}},
            "extraMounts": [
-               {"propagation": ["NovaAPI"],
-                "volumes": [{"name": "policy", "configMap": {"name": "nova-policy"}}],
-                "mounts": [{"name": "policy", "mountPath": "/etc/nova/policy.d", "readOnly": True}]},
-               {"propagation": ["cell1"],
-                "volumes": [{"name": "cell1-extra", "emptyDir": {}}],
-                "mounts": [{"name": "cell1-extra", "mountPath": "/var/lib/cell1"}]},
+               *EXTRA_MOUNTS,
                {"propagation": ["Compute"],
                 "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf"}}],
                 "mounts": [{"name": "ceph", "mountPath": "/etc/ceph"}]},

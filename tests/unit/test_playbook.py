@@ -4,7 +4,6 @@ stand-in node, the run lock, host key checks and what a failed delete says."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import sys
@@ -27,6 +26,7 @@ from components.playbook import (
 )
 from components.runfailures import failure as _failure
 from components.runfailures import where as _where
+from tests.unit.runlock import lock_is_free
 from tests.unit.sshnode import Node, free_port, keygen, needs_sshd, ssh_node
 
 KEY_1 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFqzRVBUVYMKXFBkmsIdL+HBiltEeUZqK8HEogdpCv/t"
@@ -226,15 +226,6 @@ def node_props(node: Node, known_hosts: str | None = None, **extra: Any) -> dict
     }
 
 
-def _free(lock: Path) -> bool:
-    with open(lock, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-
 @needs_sshd
 def test_a_run_holds_the_nodes_lock_over_ssh(node: Node, lock_path: Path, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
@@ -249,7 +240,7 @@ def test_a_run_holds_the_nodes_lock_over_ssh(node: Node, lock_path: Path, tmp_pa
     log = (tmp_path / "logs" / "edpm-compute-1-probe.log").read_text()
     # while Ansible ran, the node's lock named this run
     assert "held by: probe.yml, run by pid " in log, log
-    assert _free(lock_path)
+    assert lock_is_free(lock_path)
 
 
 @needs_sshd
