@@ -10,7 +10,7 @@ ifdef NODES
 export EDPM_NODE_COUNT := $(NODES)
 endif
 
-.PHONY: graph up down test test-long unit integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog schema
+.PHONY: graph up down test test-long unit integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog schema mutants
 
 ## up: set up whatever is missing, then `pulumi up` on $(STACK)
 up: environment
@@ -75,6 +75,12 @@ test-long: environment
 
 unit: venv
 	@.venv/bin/python -m pytest -q tests/unit
+
+## mutants: break the program in small ways (a dependency dropped, a secret left unmarked, a line of a rendered
+## file changed; tools/mutants.py lists them) and check a unit test fails for each; MUTANTS_ARGS passes options,
+## e.g. MUTANTS_ARGS='--all' (the whole unit suite for each), '--only ID ...', '-j 2' (see --help)
+mutants: venv
+	@.venv/bin/python -m tools.mutants $(MUTANTS_ARGS)
 
 lint: venv
 	@.venv/bin/ruff check .

@@ -13,7 +13,7 @@ import pulumi
 import pytest
 
 from components.settings import Settings, load
-from tests.unit import KNOWN_HOSTS
+from tests.unit import EXTRA_MOUNTS, KNOWN_HOSTS
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -140,12 +140,7 @@ def test_extra_mounts_follow_their_propagation(mocks: RecordingMocks) -> pulumi.
     raw = {"kubernetes": {"skipAwait": True},
            "nova": {"cellTemplates": {"cell0": {}, "cell1": {}}},
            "extraMounts": [
-               {"propagation": ["NovaAPI"],
-                "volumes": [{"name": "policy", "configMap": {"name": "nova-policy"}}],
-                "mounts": [{"name": "policy", "mountPath": "/etc/nova/policy.d", "readOnly": True}]},
-               {"propagation": ["cell1"],
-                "volumes": [{"name": "cell1-extra", "emptyDir": {}}],
-                "mounts": [{"name": "cell1-extra", "mountPath": "/var/lib/cell1"}]},
+               *EXTRA_MOUNTS,
                {"propagation": ["Compute"],
                 "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf"}}],
                 "mounts": [{"name": "ceph", "mountPath": "/etc/ceph"}]},
@@ -441,6 +436,39 @@ def test_snippets_that_set_secret_options_reach_nodes_as_secret_files(
         assert nova1["vars"] == {}
 
     return _all_runs(sets).apply(check)
+
+
+@pulumi.runtime.test
+def test_a_nodes_own_snippets_reach_its_nova_and_neutron_metadata_runs(
+        mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    nova, metadata = "[libvirt]\ncpu_mode = custom\n", "[DEFAULT]\nmetadata_workers = 4\n"
+    sets = _two_node_sets(tmp_path, {"n0": {"nova": nova, "neutron-metadata": metadata}})
+
+    def check(_: Any) -> None:
+        runs = mocks.of_type(PLAYBOOK_RUN)
+        # shown in preview, after everything the program renders (they sort last, and win)
+        assert runs["n0-nova"]["public_files"]["26-nova-extra-host.conf"] == nova
+        assert runs["n0-neutron-metadata"]["public_files"]["26-neutron-metadata-extra-host.conf"] == metadata
+        for run in ("n0-nova", "n0-neutron-metadata"):
+            assert max(runs[run]["public_files"], key=lambda f: (f.endswith(".conf"), f)).startswith("26-")
+        # the other node's runs get neither
+        assert not [f for r in ("n1-nova", "n1-neutron-metadata") for f in runs[r]["public_files"]
+                    if f.startswith("26-")]
+
+    return _all_runs(sets).apply(check)
+
+
+@pulumi.runtime.test
+def test_each_run_records_the_roles_it_runs_with(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    """A changed role re-runs exactly the runs whose playbooks use it (see test_playbook.py)."""
+    from components.playbook import roles_fingerprint
+
+    def check(_: Any) -> None:
+        runs = {n: r for n, r in mocks.of_type(PLAYBOOK_RUN).items() if "playbook" in r}
+        assert len(runs) == 10 and {r["roles"] == roles_fingerprint(r["playbook"]) for r in runs.values()} == {True}
+        assert runs["n0-nova"]["roles"] != runs["n0-libvirt"]["roles"]
+
+    return _all_runs(_two_node_sets(tmp_path)).apply(check)
 
 
 LIBVIRT_PUBLIC = sorted([*(f"{d}.conf" for d in ("virtlogd", "virtnodedevd", "virtproxyd", "virtqemud",

@@ -4,6 +4,7 @@ defaults), the Quadlet units they write, the scripts they ship."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import pwd
 import subprocess
@@ -15,6 +16,8 @@ from typing import Any
 import jinja2
 import pytest
 import yaml
+
+from components.render import compute_config_json
 
 ROLES = Path(__file__).resolve().parents[2] / "ansible" / "roles"
 NOVA = ROLES / "edpm_nova"
@@ -107,6 +110,45 @@ def test_the_role_lays_out_its_own_files_next_to_the_callers() -> None:
     tasks = {t["name"]: t for t in _yaml(NOVA / "tasks" / "configure.yml")}
     user = tasks["Create the nova user, in the libvirt group"]["ansible.builtin.user"]
     assert (user["groups"], user["append"]) == (["libvirt"], True)
+
+
+def test_the_nova_users_ssh_checks_host_keys_and_offers_the_migration_key_only() -> None:
+    """Live migration and resize over SSH, as the nova user the migration key is authorized for."""
+    lines = [line.split() for line in (NOVA / "files" / "ssh-config").read_text().splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    assert lines[0] == ["Host", "*"]
+    copies = {c["source"].rsplit("/", 1)[1]: c["dest"] for c in json.loads(compute_config_json())["config_files"]}
+    assert copies["ssh-config"] == "/var/lib/nova/.ssh/config"
+    # host keys only from the node's known hosts (the stack's, mounted): no key is taken on first sight
+    assert dict(lines[1:]) == {"User": "nova", "IdentityFile": copies["ssh-privatekey"], "IdentitiesOnly": "yes",
+                               "StrictHostKeyChecking": "yes"}
+    authorize = {t["name"]: t for t in _yaml(NOVA / "tasks" / "configure.yml")}[
+        "Authorize the migration key for the nova user"]["ansible.builtin.copy"]
+    assert (authorize["dest"], authorize["owner"]) == ("/home/nova/.ssh/authorized_keys", "nova")
+
+
+def _tasks(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every task, those of blocks too."""
+    found = []
+    for task in tasks or []:
+        found.append(task)
+        for part in ("block", "rescue", "always"):
+            found += _tasks(task.get(part, []))
+    return found
+
+
+def test_files_the_caller_calls_secret_are_copied_with_neither_a_log_nor_a_diff() -> None:
+    copying = {}
+    for path in sorted(ROLES.glob("*/tasks/*.yml")):
+        for task in _tasks(_yaml(path)):
+            loop = str(task.get("loop", ""))
+            # the copies of the files among the secret ones (the others loop over the difference)
+            if "intersect(" in loop and "secret_files" in loop and "ansible.builtin.copy" in task:
+                copying[f"{path.relative_to(ROLES)}: {task['name']}"] = (task.get("no_log"), task.get("diff"))
+    assert copying == {
+        "edpm_neutron_metadata/tasks/configure.yml: Copy the agent's secret config files": (True, False),
+        "edpm_nova/tasks/configure.yml: Copy nova's secret files": (True, False),
+    }
 
 
 def test_run_on_host_runs_the_command_it_is_installed_as_in_pid_1s_namespaces(tmp_path: Path) -> None:

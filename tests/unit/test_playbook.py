@@ -4,7 +4,7 @@ stand-in node, the run lock, host key checks and what a failed delete says."""
 
 from __future__ import annotations
 
-import fcntl
+import json
 import os
 import shutil
 import sys
@@ -25,8 +25,10 @@ from components.playbook import (
     _run_bounded,
     run_playbook,
 )
+from components.render import config_hash
 from components.runfailures import failure as _failure
 from components.runfailures import where as _where
+from tests.unit.runlock import lock_is_free
 from tests.unit.sshnode import Node, free_port, keygen, needs_sshd, ssh_node
 
 KEY_1 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFqzRVBUVYMKXFBkmsIdL+HBiltEeUZqK8HEogdpCv/t"
@@ -226,15 +228,6 @@ def node_props(node: Node, known_hosts: str | None = None, **extra: Any) -> dict
     }
 
 
-def _free(lock: Path) -> bool:
-    with open(lock, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-
 @needs_sshd
 def test_a_run_holds_the_nodes_lock_over_ssh(node: Node, lock_path: Path, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
@@ -249,7 +242,7 @@ def test_a_run_holds_the_nodes_lock_over_ssh(node: Node, lock_path: Path, tmp_pa
     log = (tmp_path / "logs" / "edpm-compute-1-probe.log").read_text()
     # while Ansible ran, the node's lock named this run
     assert "held by: probe.yml, run by pid " in log, log
-    assert _free(lock_path)
+    assert lock_is_free(lock_path)
 
 
 @needs_sshd
@@ -384,3 +377,30 @@ def test_a_refresh_of_a_node_deployed_with_other_roles_says_out_of_sync_without_
     monkeypatch.setattr(playbook, "run_playbook", lambda *_, **__: {"changed": 0})
     result = _PlaybookProvider().read("id", {**PROPS, "roles": playbook.roles_fingerprint("nova.yml")})
     assert result.outs is not None and result.outs["in_sync"] is True
+
+
+@pytest.mark.parametrize(("changed", "in_sync"), [(0, True), (3, False)])
+def test_a_refresh_finds_a_node_drifted_when_its_check_would_change_something(
+        monkeypatch: pytest.MonkeyPatch, changed: int, in_sync: bool) -> None:
+    checks: list[bool] = []
+
+    def check_run(_props: Any, check: bool = False) -> dict[str, Any]:
+        checks.append(check)
+        return {"changed": changed}
+
+    monkeypatch.setattr(playbook, "run_playbook", check_run)
+    result = _PlaybookProvider().read("id", {**PROPS, "roles": playbook.roles_fingerprint("nova.yml")})
+    assert result.outs is not None and result.outs["in_sync"] is in_sync
+    assert checks == [True]  # in check mode: a refresh changes nothing on the node
+    # and the next `up` configures a drifted node again
+    assert diff(result.outs, {**result.outs, "in_sync": None}) is not in_sync
+
+
+def test_the_deployed_hash_covers_every_file_the_run_deployed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files shown in preview count as much as the secret ones (deployedHashes)."""
+    recap = "PLAY RECAP ***\nedpm-compute-1 : ok=3 changed=1 unreachable=0 failed=0\n"
+    done = f"{recap}{runguard.RESULT}{json.dumps({'outcome': 'done', 'exit': 0})}\n"
+    monkeypatch.setattr(playbook, "_run_bounded", lambda *_, **__: (0, done))
+    result = run_playbook(PROPS)
+    assert result["deployed_hash"] == config_hash({**PROPS["public_files"], **PROPS["files"]})
+    assert (result["changed"], result["last_run"]) == (1, "nova.yml on edpm-compute-1: ok=3 changed=1")

@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
@@ -131,6 +132,15 @@ def test_compute_config_per_cell(settings: Settings, creds: Credentials) -> None
         assert conf["cache"]["backend"] == "oslo_cache.dict"
 
 
+def test_migration_over_ssh_uses_the_migration_key_where_kolla_puts_it(settings: Settings, creds: Credentials) -> None:
+    files = compute_config_files(settings, settings.nova.cell("cell1"), creds)
+    uri = urlsplit(ini(files["01-nova.conf"])["libvirt"]["live_migration_uri"])
+    assert (uri.scheme, uri.username, uri.hostname, uri.path) == ("qemu+ssh", "nova", "%s", "/system")
+    copies = {c["source"].rsplit("/", 1)[1]: c["dest"] for c in json.loads(files["nova-compute-config.json"])[
+        "config_files"]}
+    assert parse_qs(uri.query) == {"keyfile": [copies["ssh-privatekey"]]}
+
+
 def test_compute_config_is_not_made_for_cell0(settings: Settings, creds: Credentials) -> None:
     with pytest.raises(ValueError, match="cell0"):
         compute_config_files(settings, settings.nova.cell("cell0"), creds)
@@ -247,6 +257,8 @@ def test_cell_conductors(settings: Settings, creds: Credentials) -> None:
     assert cell1.has_section("api_database")
     assert not cell2.has_section("api_database")  # hasAPIAccess: false
     assert "openstack-cell2.openstack.svc/nova_cell2" in cell2["database"]["connection"]
+    # one worker a pod: conductors scale with their replicas
+    assert cell1["conductor"]["workers"] == cell2["conductor"]["workers"] == "1"
 
 
 def test_api_and_scheduler(settings: Settings, creds: Credentials) -> None:
@@ -260,6 +272,8 @@ def test_api_and_scheduler(settings: Settings, creds: Credentials) -> None:
     assert api["keystone_authtoken"]["www_authenticate_uri"] == "http://keystone-public.openstack.svc:5000"
     # nova 34 has no API binaries or API worker options: httpd serves its WSGI application
     assert "enabled_apis" not in api["DEFAULT"] and "osapi_compute_workers" not in api["DEFAULT"]
+    # the policy defaults of today, not the deprecated ones
+    assert api["oslo_policy"]["enforce_new_defaults"] == "true"
     scheduler = ini(files_of(settings, creds, NovaService.SCHEDULER, None)["01-nova.conf"])
     assert scheduler["scheduler"]["discover_hosts_in_cells_interval"] == "900"
     assert not scheduler.has_section("keystone_authtoken")

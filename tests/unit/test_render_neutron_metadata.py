@@ -7,11 +7,13 @@ from __future__ import annotations
 import configparser
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.nativetypes
 import pytest
 import yaml
 
@@ -248,6 +250,33 @@ def test_the_role_places_the_files_the_program_renders(files: dict[str, str]) ->
     # every rendered file has its place; the rest match *metadata*conf
     assert {n for n in files if n not in placed} == {"10-neutron-metadata.conf"}
     assert role["edpm_neutron_metadata_default_secret_files"] == ["05-nova-metadata.conf"]
+
+
+def _derived(src_files: list[str]) -> dict[str, Any]:
+    """What the role's "Derive what goes where" makes of the files of config_src (its Jinja, with
+    Ansible's `match` test and `unique` filter)."""
+    env = jinja2.nativetypes.NativeEnvironment(undefined=jinja2.StrictUndefined)
+    env.tests["match"] = lambda value, pattern: re.match(pattern, value) is not None
+    env.filters["unique"] = lambda values: list(dict.fromkeys(values))
+    (task,) = [t for t in yaml.safe_load((ROLE / "tasks" / "configure.yml").read_text())
+               if t["name"] == "Derive what goes where"]
+    variables = {**_role_vars(), "edpm_neutron_metadata_src_files": sorted(src_files)}
+    return {name: env.from_string(expression).render(**variables)
+            for name, expression in task["ansible.builtin.set_fact"].items()}
+
+
+def test_the_role_deploys_every_config_file_the_program_renders_and_the_users_snippets(
+        files: dict[str, str]) -> None:
+    node_set = _node_set({}, {}, "[DEFAULT]\nmetadata_workers = 4\n")
+    snippets = neutron_metadata_extra_files(node_set, node_set.nodes[0])
+    assert sorted(snippets) == ["25-neutron-metadata-extra.conf", "26-neutron-metadata-extra-host.conf"]
+    derived = _derived([*files, "05-nova-metadata.conf", *snippets])
+    # the config directory gets every .conf file: the agent's own, nova's, OVN's and the user's
+    assert derived["edpm_neutron_metadata_conf_files"] == sorted(
+        [*(n for n in files if n.endswith(".conf")), "05-nova-metadata.conf", *snippets])
+    assert derived["edpm_neutron_metadata_ignored_confs"] == []
+    # a snippet not named *metadata*conf never reaches the agent, and the role says so
+    assert _derived([*files, "99-custom.conf"])["edpm_neutron_metadata_ignored_confs"] == ["99-custom.conf"]
 
 
 def _quadlet_unit(name: str, **overrides: Any) -> list[str]:

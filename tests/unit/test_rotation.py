@@ -59,10 +59,11 @@ def _reveal(value: Any) -> Any:
     return value
 
 
-def run_main(config: dict[str, Any], mocks: pulumi.runtime.Mocks) -> None:
-    """Runs __main__.py under `mocks` with `config` (`nova` and `dataplane` held as secrets,
-    as `--secret --path` makes them)."""
-    pulumi.runtime.set_mocks(mocks, project="openstack-nova", stack="dev", preview=False)
+def run_main(config: dict[str, Any], mocks: pulumi.runtime.Mocks,
+             monitor: pulumi.runtime.mocks.MockMonitor | None = None) -> None:
+    """Runs __main__.py under `mocks` (through `monitor`, when given) with `config` (`nova` and
+    `dataplane` held as secrets, as `--secret --path` makes them)."""
+    pulumi.runtime.set_mocks(mocks, project="openstack-nova", stack="dev", preview=False, monitor=monitor)
     runtime_config.set_all_config({f"openstack-nova:{k}": v if isinstance(v, str) else json.dumps(v)
                                    for k, v in config.items()},
                                   [f"openstack-nova:{k}" for k in ("nova", "dataplane")])

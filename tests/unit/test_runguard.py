@@ -4,7 +4,6 @@ killed `pulumi up`, and every way a run ends."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -21,6 +20,7 @@ import pytest
 
 from components import runguard
 from components.runguard import split_result
+from tests.unit.runlock import lock_is_free
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,16 +50,6 @@ def finish(guard: subprocess.Popen[str], timeout: int = 60) -> tuple[str, dict[s
     output, result = split_result(out)
     assert result is not None, out
     return output, result
-
-
-def lock_is_free(lock: Path) -> bool:
-    with open(lock, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        return True
 
 
 def eventually(check: Any, seconds: float = 20) -> None:

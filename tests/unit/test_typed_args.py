@@ -22,20 +22,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
+from tests.unit import EXTRA_MOUNTS
 from tests.unit.test_components import RecordingMocks
 from tests.unit.test_rotation import _dev_config, run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the forward references in pulumi.Input (Output[T]) name.
 _HINT_NAMES = {"Output": pulumi.Output, "T": typing.TypeVar("T")}
-EXTRA_MOUNTS = [
-    {"propagation": ["NovaAPI"],
-     "volumes": [{"name": "policy", "configMap": {"name": "nova-policy"}}],
-     "mounts": [{"name": "policy", "mountPath": "/etc/nova/policy.d", "readOnly": True}]},
-    {"propagation": ["cell1"],
-     "volumes": [{"name": "cell1-extra", "emptyDir": {}}],
-     "mounts": [{"name": "cell1-extra", "mountPath": "/var/lib/cell1"}]},
-]
 
 
 def _is_args(cls: Any) -> bool:
