@@ -19,6 +19,7 @@ import yaml
 from components import playbook, runguard
 from components.runfailures import PlaybookError
 from components.settings import load
+from tests.unit.runlock import lock_is_free
 from tools.bench import live, offline, report, stack, workspace
 from tools.bench.measure import run
 
@@ -201,15 +202,6 @@ def stand_in_lock(venv: Path, name: str) -> Path:
     return venv / "nodes" / name / runguard.LOCK_PATH.lstrip("/")
 
 
-def is_free(lock: Path) -> bool:
-    with open(lock, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-
 @pytest.mark.parametrize(("port", "host_vars", "name"), [
     (22, {}, "10.0.0.1"),
     (2222, {"ansible_user": "cloud-user", "ansible_become": True}, "[10.0.0.1]:2222")])
@@ -224,7 +216,7 @@ def test_a_made_up_nodes_run_takes_its_lock_through_the_stand_in_ssh(
     lock = stand_in_lock(stand_ins, name)
     # the guard's record of the run, written by the lock script on the node, and the node free again
     assert lock.read_text().startswith("nova.yml, run by pid ")
-    assert is_free(lock)
+    assert lock_is_free(lock)
 
 
 def test_the_stand_in_ssh_refuses_a_node_it_has_no_key_for(stand_ins: Path, tmp_path: Path) -> None:

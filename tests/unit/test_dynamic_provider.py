@@ -17,13 +17,13 @@ from concurrent import futures
 from contextlib import contextmanager
 from pathlib import Path
 
-import grpc
 import pytest
 from google.protobuf import struct_pb2
 from pulumi.dynamic.dynamic import serialize_provider
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
 from devenv import dynamic_provider
+from tests.unit.langhost_client import plugin_process
 from tools.bench.threads.probe import ProbeProvider
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,21 +58,8 @@ def _env(**extra: str) -> dict[str, str]:
 def serving(argv: list[str], env: Mapping[str, str],
             tmp_path: Path) -> Iterator[provider_pb2_grpc.ResourceProviderStub]:
     """The plugin started in the project's directory (as the CLI starts it in the program's)."""
-    stderr = tmp_path / "stderr"
-    with stderr.open("w") as err:
-        proc = subprocess.Popen(argv, cwd=ROOT, env=dict(env), stdout=subprocess.PIPE, stderr=err, text=True)
-    assert proc.stdout is not None
-    port = proc.stdout.readline().strip()
-    if not port.isdigit():
-        proc.wait(10)
-        raise AssertionError(f"the plugin printed no port: {stderr.read_text()}")
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    try:
+    with plugin_process(argv, env, ROOT, tmp_path / "stderr", "plugin") as (channel, _):
         yield provider_pb2_grpc.ResourceProviderStub(channel)
-    finally:
-        channel.close()
-        proc.terminate()
-        proc.wait(10)
 
 
 def creates(stub: provider_pb2_grpc.ResourceProviderStub, count: int, *, seconds: float,
