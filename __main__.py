@@ -9,6 +9,7 @@ from components.edpm.context import ControlPlaneFiles
 from components.edpm.services.neutron_metadata import NeutronMetadataAgent
 from components.libvirt import LibvirtSecrets
 from components.mountedfiles import EdpmMountedObjects
+from components.registrations import start_before_waiting
 from components.render import known_hosts_block
 from components.settings import NOVA, SettingsError
 from components.settings.source import from_pulumi_config
@@ -63,3 +64,6 @@ pulumi.export("namespace", settings.namespace)
 pulumi.export("cells", [c.name for c in settings.nova.cells])
 pulumi.export("deployedHashes", {s.node_set_name: s.deployed_hashes for s in node_sets})
 pulumi.export("inSync", {s.node_set_name: s.in_sync for s in node_sets})
+
+# Last: every registration starts before the SDK waits for them (components/registrations.py).
+start_before_waiting()

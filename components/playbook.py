@@ -282,6 +282,17 @@ class _PlaybookProvider(ResourceProvider):
             # asked to: the node is gone for good, and its resource goes without its stop step
 
 
+def secret(value: pulumi.Input[Any]) -> pulumi.Output[Any]:
+    """`pulumi.Output.secret(value)`; for an Output, without the deep copy of its value that
+    Output.secret makes first (Output.from_input: about two Outputs more per key of a dict of
+    files, for every run, where many runs share one Output): the Output itself, awaited under
+    one that is secret. The same value, resources and known-ness, and secret; an Output within
+    the value, which none of the services' files hold, is resolved when the inputs are sent."""
+    if isinstance(value, pulumi.Output):
+        return pulumi.Output.secret(True).apply(lambda _: value)
+    return pulumi.Output.secret(value)
+
+
 DYNAMIC_TYPE = "pulumi-python:dynamic:Resource"
 
 
@@ -334,9 +345,9 @@ class PlaybookRun(pulumi.dynamic.Resource):
                 "playbook": playbook,
                 "roles": roles_fingerprint(playbook),
                 "host": host,
-                "ssh_private_key": pulumi.Output.secret(ssh_private_key),
+                "ssh_private_key": secret(ssh_private_key),
                 "known_hosts": known_hosts,
-                "files": pulumi.Output.secret(files or {}),
+                "files": secret(files or {}),
                 "public_files": public_files or {},
                 "vars": variables or {},
                 "host_vars": host_vars or {},

@@ -113,6 +113,11 @@ def test_preview_section_says_which_targets_are_met() -> None:
     assert "- met: 10 ms per node above the 0-node preview at 500 nodes (target: at most 12 ms)" in text
     assert "- met: the per-node cost at 500 nodes is 1.00x the one at 50" in text
     assert "- met: the 500-node preview takes 1.80x the engine's floor" in text
+    # CPU per node above 0 nodes by part, the program's and the floor's: 1.0 s and 0.5 s at every size
+    assert "| 500 | 0 / 0 / 0 | 0 / 0 / 0 |" in text
+    busy = offline.Point("500", 500, resources=2577, seconds=[9.0], peak_mib=[100.0],
+                         cpu=[{"program": 11.0, "engine": 5.5, "dynamic provider": 2.0}])
+    assert "| 500 | 20 / 10 / 4 | 0 / 0 / 0 |" in report.preview_section([program[0], busy], floor)
     slow = [program[0], program[1], _point("500", 500, 40.0, 2577)]
     assert "- MISSED: 72 ms per node" in report.preview_section(slow, floor)
 

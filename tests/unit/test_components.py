@@ -471,6 +471,115 @@ def test_each_run_records_the_roles_it_runs_with(mocks: RecordingMocks, tmp_path
     return _all_runs(_two_node_sets(tmp_path)).apply(check)
 
 
+def _alike_and_not(tmp_path: Any) -> dict[str, Any]:
+    """Node set `plain`: n0 and n1 alike (cell1, no snippet), n2 with a public snippet, n3 in cell2,
+    n4 with a secret snippet; node set `tls` (TLS): t0 and t1, in cell1."""
+    from components.dataplane import EdpmNodeSet
+    from components.edpm.context import ControlPlaneFiles
+    from components.edpm.services.neutron_metadata import NeutronMetadataAgent
+    from components.libvirt import LibvirtSecrets
+    from components.render import known_hosts_block
+
+    key = tmp_path / "id"
+    key.write_text("key\n")
+    template = {"ansibleSSHPrivateKeyFile": str(key), "knownHostsFile": KNOWN_HOSTS}
+    plain = {"n0": {"ansibleHost": "10.0.0.1"}, "n1": {"ansibleHost": "10.0.0.2"},
+             "n2": {"ansibleHost": "10.0.0.9", "customServiceConfig": {"nova": "[DEFAULT]\ndebug = true\n"}},
+             "n3": {"ansibleHost": "192.168.122.100", "cell": "cell2"},
+             "n4": {"ansibleHost": "192.168.122.101", "customServiceConfig": {"nova": "[neutron]\npassword = pw\n"}}}
+    tls = {"t0": {"ansibleHost": "192.168.122.102"}, "t1": {"ansibleHost": "192.0.2.10"}}
+    raw = {"kubernetes": {"skipAwait": True},
+           "nova": {"cellTemplates": {"cell0": {}, "cell1": {}, "cell2": {}}}, "dataplane": {
+        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+        "nodeSets": {"plain": {"cell": "cell1", "nodes": plain, "nodeTemplate": template},
+                     "tls": {"cell": "cell1", "nodes": tls, "nodeTemplate": template, "tlsEnabled": True}}}}
+    s = load(raw, secret_keys=["dataplane"], catalog=None)
+    configs = {cell: pulumi.Output.secret({"01-nova.conf": f"[DEFAULT]\n# {cell}\n"}) for cell in ("cell1", "cell2")}
+    files = ControlPlaneFiles(compute_configs=configs, metadata_configs={None: pulumi.Output.secret({"m": "m"})},
+                              migration_private_key=pulumi.Output.from_input("k"),
+                              migration_public_key=pulumi.Output.from_input("k.pub"))
+    agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
+    libvirt = LibvirtSecrets("libvirt", s).files
+    return {n.name: EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
+                                agent, compute_image=s.images.compute, libvirt=libvirt)
+            for n in s.dataplane.node_sets}
+
+
+@pulumi.runtime.test
+def test_nodes_alike_share_one_output_of_their_files_and_others_get_their_own(
+        mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
+    from components.edpm.registry import builtin
+    from components.render import host_specific_conf
+
+    sets = _alike_and_not(tmp_path)
+    nova, libvirt = builtin().get("nova"), builtin().get("libvirt")
+    assert nova is not None and libvirt is not None
+
+    def inputs(node_set: str, service: Any) -> dict[str, Any]:
+        ns = sets[node_set]
+        return {n.name: service.node_inputs(ns._context, n) for n in ns._node_set.nodes}
+
+    own = inputs("plain", nova)
+    # one Output of the secret files for the nodes alike (same cell, same own files), another for each other
+    assert own["n0"].files is own["n1"].files
+    assert len({id(own[n].files) for n in ("n0", "n2", "n3", "n4")}) == 4
+    assert own["n0"].public_files is not own["n1"].public_files  # each node's own 02-nova-host-specific.conf
+    # libvirt: the same files on every node of a node set without TLS, each TLS node its own certificate
+    plain_libvirt, tls_libvirt = inputs("plain", libvirt), inputs("tls", libvirt)
+    assert len({id(i.files) for i in plain_libvirt.values()}) == len({id(i.public_files) for i in
+                                                                      plain_libvirt.values()}) == 1
+    assert tls_libvirt["t0"].files is not tls_libvirt["t1"].files
+
+    def check(_: Any) -> None:
+        runs = mocks.of_type(PLAYBOOK_RUN)
+        keys = {"ssh-privatekey": "k", "ssh-publickey": "k.pub"}
+        for node, cell in (("n0", "cell1"), ("n1", "cell1"), ("n2", "cell1"), ("n3", "cell2")):
+            assert SECRET_SIG in runs[f"{node}-nova"]["files"]
+            assert revealed(runs[f"{node}-nova"]["files"]) == {"01-nova.conf": f"[DEFAULT]\n# {cell}\n", **keys}
+        assert revealed(runs["n4-nova"]["files"]) == {"01-nova.conf": "[DEFAULT]\n# cell1\n", **keys,
+                                                       "26-nova-extra-host.conf": "[neutron]\npassword = pw\n"}
+        for node, address in (("n0", "10.0.0.1"), ("n1", "10.0.0.2"), ("n3", "192.168.122.100")):
+            assert runs[f"{node}-nova"]["public_files"] == {
+                "02-nova-host-specific.conf": host_specific_conf(address, node, tls=False)}
+        assert runs["n2-nova"]["public_files"]["26-nova-extra-host.conf"] == "[DEFAULT]\ndebug = true\n"
+        assert revealed(runs["t0-libvirt"]["files"])["tls.key"] == "key-of-libvirt-certificate-t0\n"
+        assert revealed(runs["t1-libvirt"]["files"])["tls.key"] == "key-of-libvirt-certificate-t1\n"
+        assert runs["n0-libvirt"]["public_files"] == runs["n4-libvirt"]["public_files"]
+
+    return _all_runs(list(sets.values())).apply(check)
+
+
+@pulumi.runtime.test
+def test_a_runs_secret_inputs_are_the_values_resources_and_knownness_of_what_it_was_given(
+        mocks: RecordingMocks) -> pulumi.Output[Any]:
+    import asyncio
+
+    from components.playbook import secret
+
+    given = pulumi.CustomResource("test:index:Thing", "given", {"a": "1"})
+    files = given.urn.apply(lambda _: {"01-nova.conf": "[DEFAULT]\n", "x": "y"})
+    loop = asyncio.get_event_loop()
+
+    def resolved(value: Any) -> Any:
+        future = loop.create_future()
+        future.set_result(value)
+        return future
+
+    unknown: pulumi.Output[Any] = pulumi.Output(set(), resolved(None), resolved(False), resolved(False))
+
+    async def check() -> None:
+        wrapped = secret(files)
+        assert await wrapped.is_secret() and await wrapped.is_known()
+        assert await wrapped.future() == {"01-nova.conf": "[DEFAULT]\n", "x": "y"}
+        assert given in await wrapped.resources()
+        still_unknown = secret(unknown)
+        assert await still_unknown.is_secret() and not await still_unknown.is_known()
+        plain = secret({"a": "b"})  # not an Output: Output.secret itself
+        assert await plain.is_secret() and await plain.future() == {"a": "b"}
+
+    return pulumi.Output.from_input(check())
+
+
 LIBVIRT_PUBLIC = sorted([*(f"{d}.conf" for d in ("virtlogd", "virtnodedevd", "virtproxyd", "virtqemud",
                                                     "virtsecretd")), "qemu.conf", "sasl2-libvirt.conf",
                          "libvirt-firewall.yaml"])

@@ -85,10 +85,18 @@ def per_node(point: Point, base: Point) -> float:
     return (point.median_seconds - base.median_seconds) / point.nodes if point.nodes else 0.0
 
 
+CPU_PARTS = ("program", "engine", "dynamic provider")
+
+
 def _cpu(point: Point) -> str:
     cpu = point.median_cpu()
-    parts = (("program", "program"), ("engine", "engine"), ("dynamic provider", "dyn. provider"))
-    return " / ".join(f"{cpu.get(key, 0.0):.1f}" for key, _ in parts)
+    return " / ".join(f"{cpu.get(key, 0.0):.1f}" for key in CPU_PARTS)
+
+
+def _cpu_per_node(point: Point, base: Point) -> str:
+    """CPU ms per node above `base` (the 0-node point), by part (CPU_PARTS)."""
+    cpu, below = point.median_cpu(), base.median_cpu()
+    return " / ".join(f"{(cpu.get(key, 0.0) - below.get(key, 0.0)) / point.nodes * 1000:.0f}" for key in CPU_PARTS)
 
 
 def preview_section(program: Sequence[Point], floor: Sequence[Point] | None) -> str:
@@ -112,6 +120,14 @@ def preview_section(program: Sequence[Point], floor: Sequence[Point] | None) -> 
              "a create), `kubernetes.mode: render`, the nodes split over cell1-cell3 in one node set per cell, "
              "each node with one of four `customServiceConfig.nova` snippets. Peak memory: the resident sets of "
              "the CLI, language host, program and providers, summed. CPU: seconds each part used.", "", *rows, ""]
+    if floor_base is not None:
+        # where the time per node goes, by CPU (steadier than wall time on a busy machine)
+        lines += ["| nodes | CPU ms per node above 0 nodes: program / engine / dyn. provider | the floor's |",
+                  "| ---: | --- | --- |"]
+        lines += [f"| {p.nodes} | {_cpu_per_node(p, base)} | "
+                  f"{_cpu_per_node(floor_by[p.nodes], floor_base) if p.nodes in floor_by else '-'} |"
+                  for p in program if p.nodes]
+        lines.append("")
     largest, small = program[-1], next((p for p in program if p.nodes == 50), None)
     cost = per_node(largest, base)
     lines.append(_verdict(cost * 1000 <= PER_NODE_MS,

@@ -19,8 +19,8 @@ NAME = "ceph-client"
 
 
 def client_files(context: NodeSetContext) -> tuple[pulumi.Output[dict[str, str]], pulumi.Output[dict[str, str]]]:
-    """The node set's Ceph client files: (those of Secrets, those of ConfigMaps)."""
-    return context.mounted.of(NAME)
+    """The node set's Ceph client files: (those of Secrets, those of ConfigMaps), one Output each per node set."""
+    return context.once((NAME, "files"), lambda: context.mounted.of(NAME))
 
 
 def _node_inputs(context: NodeSetContext, _node: Node) -> RunInputs:

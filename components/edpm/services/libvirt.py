@@ -46,13 +46,11 @@ def _ceph_secrets(context: NodeSetContext) -> pulumi.Output[tuple[dict[str, str]
     return pulumi.Output.all(*ceph_client.client_files(context)).apply(files)
 
 
-def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
+def _files(context: NodeSetContext, certs: pulumi.Output[dict[str, str]]) -> tuple[pulumi.Output[dict[str, str]],
+                                                                                     pulumi.Output[dict[str, str]]]:
+    """(secret, public) files of a node with the certificate files `certs`."""
     tls = context.node_set.tls_enabled
-    stack = context.stack.libvirt
-    if tls and node.name not in stack.tls:
-        raise pulumi.RunError(f"{node.name}: its node set has TLS, but the stack issued it no libvirt certificate")
-    certs: pulumi.Output[dict[str, str]] = stack.tls[node.name] if tls else pulumi.Output.from_input({})
-    ceph = _ceph_secrets(context)
+    ceph = context.once((NAME, "ceph"), lambda: _ceph_secrets(context))
 
     def secret_files(values: list[Any]) -> dict[str, str]:
         password, node_certs, (_, ceph_values) = values
@@ -67,8 +65,19 @@ def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
         return {**libvirt_config_files(tls=tls), **shown, **ceph_definitions}
 
     files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
-        pulumi.Output.all(stack.password, certs, ceph).apply(secret_files))
+        pulumi.Output.all(context.stack.libvirt.password, certs, ceph).apply(secret_files))
     public = pulumi.Output.unsecret(pulumi.Output.all(certs, ceph).apply(public_files))
+    return files, public
+
+
+def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
+    tls = context.node_set.tls_enabled
+    stack = context.stack.libvirt
+    if tls and node.name not in stack.tls:
+        raise pulumi.RunError(f"{node.name}: its node set has TLS, but the stack issued it no libvirt certificate")
+    # with TLS, a node's certificate is its own; without, every node of the node set gets the same files
+    files, public = (_files(context, stack.tls[node.name]) if tls
+                     else context.once((NAME, "files"), lambda: _files(context, pulumi.Output.from_input({}))))
     return RunInputs(files=files, public_files=public, variables={"edpm_libvirt_tls_certs_enabled": tls})
 
 
