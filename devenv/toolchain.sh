@@ -170,18 +170,30 @@ image_from_binary() { # binary tarball image-ref entrypoint
   rm -rf "$root"
 }
 
+# The CLI with the project's fixes (devenv/cli-fixes/), built from a copy of
+# pulumi's pkg module; the hash of the fixes is in .cli-fixes, so an edit
+# rebuilds the CLI (the language host and plugins beside it stay).
+cli_fixes() { cat "$here"/cli-fixes/*.py | sha256sum | cut -c1-8; }
 build_pulumi() {
-  local p; p=$(piece pulumi); done_already "$p" && return 0
+  local p; p=$(piece pulumi)
+  done_already "$p" && [ "$(cat "$(piece_dir "$p")/.cli-fixes" 2>/dev/null)" = "$(cli_fixes)" ] && return 0
   begin_piece "$p" "pulumi $PULUMI_VERSION and its Python language host"
   wrapper pulumi
   quietly go mod edit "-replace=github.com/atotto/clipboard=$CLIPBOARD_FORK"
   quietly go get "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi@v$PULUMI_VERSION" "github.com/pulumi/pulumi/sdk/v3@v$PULUMI_VERSION"
+  local pkg fix tree=$TOOLCHAIN/build/pulumi-pkg
+  pkg=$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/pkg/v3 2>>"$LOG") || log_failed "$LOG" "finding pulumi's pkg module"
+  rm -rf "$tree"; cp -r "$pkg" "$tree"; chmod -R u+w "$tree"
+  for fix in "$here"/cli-fixes/*.py; do quietly python3 "$fix" "$tree"; done
+  quietly go mod edit "-replace=github.com/pulumi/pulumi/pkg/v3=$tree"
   local ldf="-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$PULUMI_VERSION"
   quietly go build -trimpath -tags osusergo,grpcnotrace -ldflags "$ldf" -o "$(piece_dir "$p")/pulumi" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
   # The Python SDK's program executor ships in the sdk module (its
   # dynamic-provider plugin too, in whose place install_dynamic_provider puts ours).
   local sdk; sdk=$(go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3 2>>"$LOG") || log_failed "$LOG" "finding pulumi's sdk module"
   install -m755 "$sdk/python/cmd/pulumi-language-python-exec" "$(piece_dir "$p")/"
+  rm -rf "$tree"
+  cli_fixes >"$(piece_dir "$p")/.cli-fixes"
   mark_done "$p"
 }
 

@@ -29,6 +29,16 @@ def test_plugins_come_from_the_local_cache(dev_stack: str) -> None:
     assert any(line.split()[:2] == ["kubernetes", "resource"] and "4.25.0" in line for line in listing.splitlines())
 
 
+def test_the_cli_writes_its_automatic_log_only_when_asked(tmp_path: Path) -> None:
+    """devenv/cli-fixes/automatic_logs_switch.py: off in the environment, the CLI's own default when on."""
+    assert ENV["OPENSTACK_NOVA_PULUMI_LOGS"] == "off"
+    for value, logs in (("off", 0), ("on", 1)):
+        home = tmp_path / value
+        env = {**ENV, "PULUMI_HOME": str(home), "OPENSTACK_NOVA_PULUMI_LOGS": value}
+        assert _run(["pulumi", "version"], env).returncode == 0
+        assert len(list(home.glob("logs/*.log"))) == logs, value
+
+
 def test_not_root_gets_one_line() -> None:
     # A copy in a directory anyone may enter: the checkout itself may sit under
     # /root, which an unprivileged user cannot reach.
