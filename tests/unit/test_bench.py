@@ -20,7 +20,7 @@ from components import playbook, runguard
 from components.runfailures import PlaybookError
 from components.settings import load
 from tests.unit.runlock import lock_is_free
-from tools.bench import live, offline, report, stack, workspace
+from tools.bench import live, measure, offline, report, stack, workspace
 from tools.bench.measure import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -265,3 +265,25 @@ def test_unknown_items_are_refused(argv: list[str], capsys: pytest.CaptureFixtur
     with pytest.raises(SystemExit):
         parse(argv)
     assert "unknown item(s) bogus" in capsys.readouterr().err
+
+
+def test_machine_cpu_counts_every_state_but_idle_and_iowait() -> None:
+    tick = os.sysconf("SC_CLK_TCK")
+    # user nice system idle iowait irq softirq steal guest guest_nice
+    stat = f"cpu  {tick * 10} {tick} {tick * 2} {tick * 500} {tick * 7} 0 {tick} {tick} 0 0\ncpu0 1 2 3 4 5 6 7 8\n"
+    assert measure.machine_busy_seconds(stat) == 15.0
+    assert measure.machine_busy_seconds() > 0
+
+
+def test_live_section_says_how_busy_the_machine_was_and_what_that_allows() -> None:
+    def round_(nodes: int, deploy: float, cpu: float, change: float) -> live.Round:
+        return live.Round(nodes, deploy_seconds=[deploy], deployed_runs=[5 * nodes], deploy_cpu=[cpu],
+                          change_seconds=[change], changed_runs=[["n0-nova"]])
+
+    text = report.live_section([round_(1, 80.0, 100.0, 35.0), round_(8, 400.0, 780.0, 39.0)], 2)
+    assert "| 1 | 80.0 s | 1.00 | 5 | 100.0 s | 1.25 | 35.0 s | 1.00 | n0-nova |" in text
+    assert "| 8 | 400.0 s | 5.00 | 40 | 97.5 s | 1.95 | 39.0 s | 1.11 | n0-nova |" in text
+    assert "- met: up(8)/up(1) = 1.11 for a one-node change" in text
+    assert "- MISSED: deploy(8)/deploy(1) = 5.00 (target: at most 2.5)" in text
+    # 780 CPU seconds over 2 cores is 390 s: 4.88x the one-node deploy
+    assert "spread over all 2 cores, takes 4.88x deploy(1)" in text

@@ -117,7 +117,7 @@ def _run(args: argparse.Namespace, workdir: Path) -> int:
         ws.log("items 4-5: one-node change and fresh deploy on the test nodes")
         try:
             rounds = live.measure_live(workdir, runs=args.live_runs, log=ws.log)
-            sections["live"] = report.section("live", machine, report.live_section(rounds))
+            sections["live"] = report.section("live", machine, report.live_section(rounds, machine.cores))
         except live.NotReadyError as reason:
             ws.log(f"  skipped: {reason}")
             if not DOC.exists() or "bench:live begin" not in DOC.read_text():

@@ -35,12 +35,17 @@ class Round:
     nodes: int
     deploy_seconds: list[float] = field(default_factory=list)
     deployed_runs: list[int] = field(default_factory=list)  # PlaybookRuns created by the deploy
+    deploy_cpu: list[float] = field(default_factory=list)  # CPU seconds of the whole machine during the deploy
     change_seconds: list[float] = field(default_factory=list)
     changed_runs: list[list[str]] = field(default_factory=list)  # PlaybookRuns the change updated
 
     @property
     def deploy(self) -> float:
         return statistics.median(self.deploy_seconds)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.deploy_cpu)
 
     @property
     def change(self) -> float:
@@ -136,10 +141,12 @@ def measure_live(workdir: Path, sizes: Sequence[int] = SIZES, runs: int = 1,
                 deployed = bench.nodes(k)
                 rounds[k].deploy_seconds.append(deployed.seconds)
                 rounds[k].deployed_runs.append(len(steps(deployed.output).get("create", [])))
+                rounds[k].deploy_cpu.append(deployed.machine_cpu)
                 changed = bench.nodes(k, changed=change_snippet(index))
                 rounds[k].change_seconds.append(changed.seconds)
                 rounds[k].changed_runs.append(steps(changed.output).get("update", []))
-                log(f"  {k} nodes, run {index + 1}: deploy {deployed.seconds:.0f} s, "
+                log(f"  {k} nodes, run {index + 1}: deploy {deployed.seconds:.0f} s "
+                    f"(machine CPU {deployed.machine_cpu:.0f} s), "
                     f"one-node change {changed.seconds:.0f} s ({', '.join(rounds[k].changed_runs[-1]) or 'nothing'})")
                 bench.nodes(0)
     finally:

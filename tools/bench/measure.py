@@ -36,6 +36,7 @@ class Sample:
     returncode: int
     output: str
     cpu: dict[str, float]  # CPU seconds by part (PARTS), as last sampled before each process ended
+    machine_cpu: float = 0.0  # CPU seconds the whole machine spent meanwhile, on every process (/proc/stat)
 
 
 def part_of(cmdline: str) -> str:
@@ -55,6 +56,17 @@ def _children() -> dict[int, list[int]]:
             continue
         tree.setdefault(ppid, []).append(int(entry))
     return tree
+
+
+def machine_busy_seconds(stat: str | None = None) -> float:
+    """CPU seconds all cores have spent not idle since boot (from /proc/stat, or `stat`, its text):
+    user, nice, system, irq, softirq and steal; idle and iowait are not busy."""
+    if stat is None:
+        with open("/proc/stat", encoding="ascii") as handle:
+            stat = handle.read()
+    fields = [int(v) for v in stat.splitlines()[0].split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / _TICK
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -89,7 +101,7 @@ def run(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> Sample:
     peak = 0
     cpu: dict[int, tuple[str, float]] = {}
     done = threading.Event()
-    start = time.perf_counter()
+    start, busy = time.perf_counter(), machine_busy_seconds()
     proc = subprocess.Popen(list(argv), env=dict(env), cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
 
@@ -101,13 +113,14 @@ def run(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> Sample:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     output, _ = proc.communicate()
-    seconds = time.perf_counter() - start
+    seconds, busy = time.perf_counter() - start, machine_busy_seconds() - busy
     done.set()
     sampler.join()
     parts: dict[str, float] = {}
     for label, seconds_used in cpu.values():
         parts[label] = parts.get(label, 0.0) + seconds_used
-    return Sample(seconds=seconds, peak_mib=peak / 2**20, returncode=proc.returncode, output=output, cpu=parts)
+    return Sample(seconds=seconds, peak_mib=peak / 2**20, returncode=proc.returncode, output=output, cpu=parts,
+                  machine_cpu=busy)
 
 
 def median(values: Sequence[float]) -> float:
