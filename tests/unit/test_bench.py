@@ -287,3 +287,11 @@ def test_live_section_says_how_busy_the_machine_was_and_what_that_allows() -> No
     assert "- MISSED: deploy(8)/deploy(1) = 5.00 (target: at most 2.5)" in text
     # 780 CPU seconds over 2 cores is 390 s: 4.88x the one-node deploy
     assert "spread over all 2 cores, takes 4.88x deploy(1)" in text
+
+
+def test_the_committed_results_hold_every_item_and_the_readme_links_them() -> None:
+    document = (workspace.ROOT / "docs" / "benchmarks.md").read_text()
+    for key in report.SECTIONS:
+        assert f"<!-- bench:{key} begin -->" in document and f"<!-- bench:{key} end -->" in document, key
+    assert "Not measured yet" not in document
+    assert "(docs/benchmarks.md)" in (workspace.ROOT / "README.md").read_text()
