@@ -294,11 +294,7 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
     """Node sets `fast` (n0, its own time limits, with TLS) and `default` (n1, `n1_vars` its ansibleVars),
     both in cell1; `configs`: customServiceConfig per node; `libvirt`: dataplane.libvirt; `images`: the
     stack's images."""
-    from components.dataplane import EdpmNodeSet
     from components.edpm.context import ControlPlaneFiles
-    from components.edpm.services.neutron_metadata import NeutronMetadataAgent
-    from components.libvirt import LibvirtSecrets
-    from components.render import known_hosts_block
 
     key = tmp_path / "id"
     key.write_text("key\n")
@@ -325,6 +321,17 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
     files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: metadata},
                               migration_private_key=pulumi.Output.from_input("k"),
                               migration_public_key=pulumi.Output.from_input("k.pub"))
+    return _edpm_node_sets(s, files)
+
+
+def _edpm_node_sets(s: Any, files: Any) -> list[Any]:
+    """An EdpmNodeSet for each node set of settings `s`, with the control plane's `files`, as the program
+    makes them."""
+    from components.dataplane import EdpmNodeSet
+    from components.edpm.services.neutron_metadata import NeutronMetadataAgent
+    from components.libvirt import LibvirtSecrets
+    from components.render import known_hosts_block
+
     agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
     libvirt_files = LibvirtSecrets("libvirt", s).files
     return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
@@ -474,11 +481,7 @@ def test_each_run_records_the_roles_it_runs_with(mocks: RecordingMocks, tmp_path
 def _alike_and_not(tmp_path: Any) -> dict[str, Any]:
     """Node set `plain`: n0 and n1 alike (cell1, no snippet), n2 with a public snippet, n3 in cell2,
     n4 with a secret snippet; node set `tls` (TLS): t0 and t1, in cell1."""
-    from components.dataplane import EdpmNodeSet
     from components.edpm.context import ControlPlaneFiles
-    from components.edpm.services.neutron_metadata import NeutronMetadataAgent
-    from components.libvirt import LibvirtSecrets
-    from components.render import known_hosts_block
 
     key = tmp_path / "id"
     key.write_text("key\n")
@@ -498,11 +501,7 @@ def _alike_and_not(tmp_path: Any) -> dict[str, Any]:
     files = ControlPlaneFiles(compute_configs=configs, metadata_configs={None: pulumi.Output.secret({"m": "m"})},
                               migration_private_key=pulumi.Output.from_input("k"),
                               migration_public_key=pulumi.Output.from_input("k.pub"))
-    agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
-    libvirt = LibvirtSecrets("libvirt", s).files
-    return {n.name: EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
-                                agent, compute_image=s.images.compute, libvirt=libvirt)
-            for n in s.dataplane.node_sets}
+    return {node_set._node_set.name: node_set for node_set in _edpm_node_sets(s, files)}
 
 
 @pulumi.runtime.test
