@@ -10,6 +10,7 @@ from typing import Any
 
 import jinja2
 import yaml
+from ansible.plugins.filter import core, mathstuff
 
 from components.render import LIBVIRT_DAEMONS, libvirt_config_files, libvirt_secret_files
 
@@ -34,8 +35,11 @@ def _role_vars(**overrides: Any) -> dict[str, Any]:
     """The role's variables, as Ansible resolves those of vars/main.yml."""
     variables = {**_yaml("defaults/main.yml"), **overrides}
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    for plugin in (core, mathstuff):  # Ansible's own filters (product, difference, ...)
+        env.filters.update(plugin.FilterModule().filters())
     raw = _yaml("vars/main.yml")
-    rendered = yaml.safe_load(env.from_string(yaml.safe_dump(raw)).render(**variables))
+    # vars/main.yml's own constants are there for its templates too
+    rendered = yaml.safe_load(env.from_string(yaml.safe_dump(raw)).render(**{**raw, **variables}))
     return {**variables, **rendered}
 
 
@@ -141,4 +145,5 @@ def test_with_tls_systemd_mode_opens_libvirts_tls_listener() -> None:
     socket = tasks["Enable or disable libvirt's TLS listener"]["ansible.builtin.systemd_service"]
     assert (socket["name"], socket["enabled"]) == ("virtproxyd-tls.socket",
                                                    "{{ edpm_libvirt_tls_certs_enabled | bool }}")
-    assert _yaml("tasks/main.yml")[1]["when"] == "edpm_libvirt_start_mode == 'systemd'"
+    # every node runs the daemons: no start mode lays out files only
+    assert "when" not in _yaml("tasks/main.yml")[1]
