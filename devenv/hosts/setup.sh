@@ -50,6 +50,10 @@ additionalimagestores = ["/var/lib/shared-images"]
 EOF
 mkdir -p /var/lib/shared-images /var/lib/containers
 
+# Open vSwitch under the name RHEL's units use (the metadata agent's unit
+# requires openvswitch.service, as upstream writes it).
+ln -s /usr/lib/systemd/system/openvswitch-switch.service /etc/systemd/system/openvswitch.service
+
 # nova_compute mounts /lib/modules; the node has no kernel of its own.
 mkdir -p /lib/modules
 
