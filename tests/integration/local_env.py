@@ -51,6 +51,20 @@ def node(name: str, command: str) -> subprocess.CompletedProcess[str]:
     return run(str(ROOT / "devenv" / "ssh.sh"), name, command, check=False)
 
 
+# Each test node's cgroup tree on the host (devenv/nodes.sh); the node's systemd
+# keeps a cgroup per unit in it.
+NODE_CGROUPS = Path("/sys/fs/cgroup/unified/openstack-nova-nodes")
+
+
+def node_unit_pids(name: str, unit: str) -> list[int]:
+    """The host's pids of the processes of one systemd unit of a test node (e.g. ssh.service),
+    read from the node's cgroup tree: found even when the node cannot be asked."""
+    pids: list[int] = []
+    for procs in sorted((NODE_CGROUPS / name).rglob(f"{unit}/cgroup.procs")):
+        pids += [int(p) for p in procs.read_text().split()]
+    return pids
+
+
 def cluster(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """devenv/cluster.sh of the local environment, e.g. cluster("restart", "kubelet")."""
     return run(str(ROOT / "devenv" / "cluster.sh"), *args, check=check, env={"TOOLCHAIN_BIN": TOOLCHAIN_BIN})

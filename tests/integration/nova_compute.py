@@ -5,6 +5,8 @@ process dumped as it started, and its service record in nova."""
 from __future__ import annotations
 
 import re
+import shlex
+import subprocess
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -36,6 +38,11 @@ def container(name: str) -> dict[str, str] | None:
     if len(out) != 5 or out[0] != "true":
         return None
     return {"id": out[1], "image": out[2], "started": out[3], "pid": out[4]}
+
+
+def in_compute(name: str, command: str) -> subprocess.CompletedProcess[str]:
+    """`command` (sh) in the node's running nova_compute container, as its user (nova)."""
+    return node(name, f"podman exec {CONTAINER} sh -c {shlex.quote(command)}")
 
 
 def compute_process(name: str) -> tuple[int, str, str] | None:

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from tests.integration.local_env import node, pulumi, run, up
-from tests.integration.nova_compute import compute_process, eventually
+from tests.integration.nova_compute import compute_process, eventually, in_compute
 from tests.integration.stacks import Stack, name_of, type_of
 from tests.integration.test_dataplane import nova_conf, stat
 
@@ -93,8 +93,10 @@ def test_ceph_files_reach_every_compute_secret_all_the_way(ceph_stack: tuple[Sta
     for name in NODES:
         laid_out = stat(name, "/var/lib/openstack/config/ceph/*")
         assert laid_out == {"ceph.client.openstack.keyring": "600 root", "ceph.conf": "644 root"}, name
-        assert stat(name, "/etc/ceph/*") == {"ceph.client.openstack.keyring": "600 nova", "ceph.conf": "600 nova"}
-        assert node(name, "cat /etc/ceph/ceph.conf").stdout == CEPH_CONF
+        # what kolla copied into nova_compute as it started
+        assert stat(name, "/etc/ceph/*", where=in_compute) == {"ceph.client.openstack.keyring": "600 nova",
+                                                               "ceph.conf": "600 nova"}
+        assert in_compute(name, "cat /etc/ceph/ceph.conf").stdout == CEPH_CONF
         assert stat(name, "/var/lib/openstack/nova/03-ceph-nova.conf") == {"03-ceph-nova.conf": "644 root"}
         assert nova_conf(name, "libvirt.images_rbd_pool") == "'vms'"
     # in state the key is only ever encrypted
@@ -113,7 +115,7 @@ def test_a_new_keyring_reruns_only_the_runs_that_use_it(ceph_stack: tuple[Stack,
         + [("update", f"{n}-nova") for n in NODES])
     up(stack.name, cwd=stack.project)
     for name in NODES:
-        assert new_key in node(name, "cat /etc/ceph/ceph.client.openstack.keyring").stdout, name
+        assert new_key in in_compute(name, "cat /etc/ceph/ceph.client.openstack.keyring").stdout, name
         assert node(name, f"cat /etc/libvirt/secrets/{FSID}.base64").stdout == new_key, name
         # nova-compute started again, with the new files
         after = eventually(lambda: compute_process(name), lambda p: p is not None and p != before[name])  # noqa: B023

@@ -11,9 +11,10 @@ import re
 import signal
 import socket
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from subprocess import CompletedProcess
 from typing import Any
 
 import pytest
@@ -22,8 +23,19 @@ import yaml
 from components.playbook import run_playbook
 from components.render import LIBVIRT_DAEMONS, AgentLayout, libvirt_config_files, neutron_metadata_agent_files
 from components.settings import Ovn, load
-from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi, revealed, run, stack_output, up
-from tests.integration.nova_compute import compute_services, eventually, option_dump
+from tests.integration.local_env import (
+    ENV,
+    ROOT,
+    kubectl_json,
+    node,
+    node_unit_pids,
+    pulumi,
+    revealed,
+    run,
+    stack_output,
+    up,
+)
+from tests.integration.nova_compute import compute_services, eventually, in_compute, option_dump
 from tests.integration.stacks import Stack
 from tools.nova_catalog import NAMESPACES
 
@@ -37,13 +49,15 @@ def nova_conf(name: str, option: str) -> str:
     return proc.stdout.splitlines()[0].split(" = ", 1)[1]
 
 
-def stat(name: str, pattern: str) -> dict[str, str]:
-    out = node(name, f"stat -c '%n %a %U' {pattern}").stdout
+def stat(name: str, pattern: str, where: Callable[[str, str], CompletedProcess[str]] = node) -> dict[str, str]:
+    """name -> "mode owner" of the files of `pattern` on the node (or, with where=in_compute, in its
+    nova_compute container)."""
+    out = where(name, f"stat -c '%n %a %U' {pattern}").stdout
     return {line.split()[0].rsplit("/", 1)[-1]: " ".join(line.split()[1:]) for line in out.splitlines()}
 
 
 def test_nodes_of_two_cells_talk_to_their_cells_bus(dev_stack: str) -> None:
-    urls = {n: node(n, "grep ^transport_url /etc/nova/nova.conf.d/01-nova.conf").stdout for n in NODES}
+    urls = {n: in_compute(n, "grep ^transport_url /etc/nova/nova.conf.d/01-nova.conf").stdout for n in NODES}
     assert "@rabbitmq-cell1.openstack.svc:5672/" in urls["edpm-compute-0"]
     assert "@rabbitmq-cell2.openstack.svc:5672/" in urls["edpm-compute-1"]
 
@@ -52,7 +66,7 @@ def test_node_files_have_their_modes_and_owners(dev_stack: str) -> None:
     src = stat("edpm-compute-0", "/var/lib/openstack/nova/*")
     assert src["01-nova.conf"] == "600 root" and src["ssh-privatekey"] == "600 root"
     assert src["02-nova-host-specific.conf"] == "644 root"
-    loaded = stat("edpm-compute-0", "/etc/nova/nova.conf.d/*")
+    loaded = stat("edpm-compute-0", "/etc/nova/nova.conf.d/*", where=in_compute)
     assert set(loaded) >= {"01-nova.conf", "02-nova-host-specific.conf"}
     assert set(loaded.values()) == {"600 nova"}
     metadata = stat("edpm-compute-0", "/var/lib/openstack/neutron-ovn-metadata-agent/*")
@@ -238,12 +252,15 @@ def test_a_hung_node_fails_within_its_limit_and_the_others_go_on(dev_copy: Stack
     dev_copy.file.write_text(yaml.safe_dump(config))
     extra = "/var/lib/openstack/neutron-ovn-metadata-agent/25-neutron-metadata-extra.conf"
     # edpm-compute-1 accepts TCP connections (the kernel does) but its sshd never answers
-    sshd = (Path(ENV["OPENSTACK_NOVA_ENV"]) / "nodes" / "edpm-compute-1" / "sshd.pid").read_text().strip()
-    os.kill(int(sshd), signal.SIGSTOP)
+    sshd = node_unit_pids(NODES[1], "ssh.service")
+    assert sshd, "no sshd found in edpm-compute-1's cgroups"
+    for pid in sshd:
+        os.kill(pid, signal.SIGSTOP)
     try:
         result = dev_copy.cli("up", "--yes", "--skip-preview", check=False)
     finally:
-        os.kill(int(sshd), signal.SIGCONT)
+        for pid in sshd:
+            os.kill(pid, signal.SIGCONT)
     output = result.stdout + result.stderr
     assert result.returncode != 0
     # found when the run takes the node's lock, its first contact with the node; in SSH's own
@@ -289,14 +306,15 @@ RUNTIME_OPTIONS = {"oslo_limit/auth_type"}
 
 def _validator_errors(name: str, conf: str, namespaces: list[str]) -> tuple[int, set[str]]:
     args = " ".join(f"--namespace {n}" for n in namespaces)
-    proc = node(name, f"'{ENV['OPENSTACK_NOVA_ENV']}/kolla/python' -m oslo_config.validator {args} --input-file {conf}")
+    # nova's own validator, in the node's nova_compute container
+    proc = node(name, f"podman exec nova_compute python3 -m oslo_config.validator {args} --input-file {conf}")
     errors = {ln.split(":", 2)[2].split(" ", 1)[0] for ln in proc.stderr.splitlines() if ln.startswith("ERROR:")}
     return proc.returncode, errors
 
 
 def test_ci_stack_configures_its_nodes_as_a_non_root_user_with_sudo(live_migration_stack: str) -> None:
     for name in NODES:
-        log = (Path(ENV["OPENSTACK_NOVA_ENV"]) / "nodes" / name / "sshd.log").read_text()
+        log = node(name, "journalctl --no-pager -o cat -u ssh.service").stdout
         assert "Accepted publickey for cloud-admin from 192.168.122.1" in log, name
         # what it wrote as root through sudo
         assert stat(name, "/var/lib/openstack/nova/01-nova.conf")["01-nova.conf"] == "600 root"
@@ -316,7 +334,7 @@ def test_ci_live_migration_snippet_reaches_nova_compute_on_both_nodes(live_migra
 
 def test_ci_live_migration_snippet_is_loaded_on_both_nodes(live_migration_stack: str) -> None:
     for name in NODES:
-        loaded = node(name, "ls /etc/nova/nova.conf.d").stdout.split()
+        loaded = in_compute(name, "ls /etc/nova/nova.conf.d").stdout.split()
         assert "25-nova-extra.conf" in loaded
         assert nova_conf(name, "libvirt.cpu_mode") == "'custom'"
         assert nova_conf(name, "libvirt.cpu_models") == "['Nehalem']"

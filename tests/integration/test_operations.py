@@ -237,7 +237,7 @@ def test_removing_an_unreachable_node_fails_its_stop_step_and_says_how_to_go_on(
         assert forgot.returncode == 0, forgot.stdout[-3000:] + forgot.stderr[-3000:]
         assert not [name for name in _states(dev_copy) if name.startswith("edpm-compute-1-")]
     # the other node was not touched
-    assert node("edpm-compute-0", "test -e /etc/nova/nova.conf.d/01-nova.conf").returncode == 0
+    assert node("edpm-compute-0", "test -e /var/lib/openstack/nova/01-nova.conf").returncode == 0
 
 
 def _with_known_hosts(stack: Stack, path: Path) -> None:
