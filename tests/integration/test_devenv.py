@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi
+from tests.integration.nova_compute import container, eventually
 
 DEVENV = ROOT / "devenv"
 NODE_NAME = "openstack-nova-node"
@@ -75,13 +76,15 @@ def test_port_in_use_gets_one_line(tmp_path: Path) -> None:
 
 
 def test_killed_processes_are_recovered_by_the_next_start(dev_stack: str) -> None:
-    pid_file = Path(ENV["OPENSTACK_NOVA_ENV"], "nodes", "edpm-compute-1", "sshd.pid")
+    # the node's launcher dies as a crash would take it: the node is gone (its processes with it)
+    pid_file = Path(ENV["OPENSTACK_NOVA_ENV"], "nodes", "edpm-compute-1", "nspawn.pid")
     os.kill(int(pid_file.read_text()), signal.SIGKILL)
     proc = _run([str(DEVENV / "start.sh")], {**os.environ, **ENV})
     assert proc.returncode == 0, proc.stderr
     assert "recovered" in proc.stdout + proc.stderr
-    # the node is back, with the files the stack deployed
+    # the node booted again, with the files the stack deployed, and its systemd started nova-compute
     assert node("edpm-compute-1", "test -s /var/lib/openstack/nova/01-nova.conf").returncode == 0
+    assert eventually(lambda: container("edpm-compute-1"), bool) is not None
     assert pulumi("preview", "--expect-no-changes", "-s", dev_stack, check=False).returncode == 0
 
 
