@@ -73,7 +73,7 @@ def test_nova_compute_init_unit_runs_the_ownership_step_as_root_and_skips_comput
     assert unit_lines(unit, "PodmanArgs") == ["--security-opt label=disable --log-driver=journald"]
     assert unit_lines(unit, "Exec") == ["python3 /sbin/nova_statedir_ownership.py"]
     assert unit_lines(unit, "Environment") == ["NOVA_STATEDIR_OWNERSHIP_SKIP=/var/lib/nova/compute_id",
-                                           "__OS_DEBUG=false"]
+                                               "__OS_DEBUG=false"]
     assert unit_lines(unit, "Volume") == [
         "/var/lib/nova:/var/lib/nova:shared",
         "/var/lib/_nova_secontext:/var/lib/_nova_secontext:shared,z",
