@@ -10,7 +10,7 @@ ifdef NODES
 export EDPM_NODE_COUNT := $(NODES)
 endif
 
-.PHONY: server-cpu graph up down test test-long unit integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog schema mutants
+.PHONY: server-cpu graph up down test test-long unit quadlet integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog schema mutants
 
 ## up: set up whatever is missing, then `pulumi up` on $(STACK)
 up: environment
@@ -78,8 +78,14 @@ test: environment lint
 test-long: environment
 	@devenv/run-tests.sh --long
 
-unit: venv
+## unit: the unit tests (they run podman's Quadlet generators over the roles' units: `make quadlet` builds them)
+unit: venv quadlet
 	@.venv/bin/python -m pytest -q tests/unit
+
+## quadlet: build podman's Quadlet generator of each podman line users' nodes run (QUADLET_VERSIONS in
+## devenv/versions.env), from Go modules into the toolchain cache (under a minute on a cold cache; needs Go)
+quadlet:
+	@devenv/toolchain.sh quadlet >/dev/null
 
 ## mutants: break the program in small ways (a dependency dropped, a secret left unmarked, a line of a rendered
 ## file changed; tools/mutants.py lists them) and check a unit test fails for each; MUTANTS_ARGS passes options,

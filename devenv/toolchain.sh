@@ -2,7 +2,8 @@
 # Builds the pinned toolchain from Go modules into a cache outside the checkout.
 # Each piece lands in $TOOLCHAIN/<piece>-<version>/ and is built once; a stamp
 # file marks a finished build, so an interrupted one is simply redone.
-# Usage: toolchain.sh [all|etcd|kube|kube-node|containerd|coredns|pause|pulumi|langhost|dynamic-provider|k8s-provider|bindir]
+# Usage: toolchain.sh [all|etcd|kube|kube-node|containerd|coredns|pause|pulumi|langhost|dynamic-provider|k8s-provider|quadlet|bindir]
+# (`quadlet` builds podman's Quadlet generators of QUADLET_VERSIONS and prints their paths.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/versions.env
@@ -30,6 +31,7 @@ piece() { # kind
     containerd) echo "containerd-$CONTAINERD_VERSION" ;;
     coredns) echo "coredns-$COREDNS_VERSION" ;;
     pause) echo "pause-$PAUSE_VERSION-$(cat "$here/pause/main.go" "$here/pause/go.mod" | sha256sum | cut -c1-12)" ;;
+    quadlet-*) echo "$1" ;;
     *) die "unknown piece '$1'" ;;
   esac
 }
@@ -45,6 +47,12 @@ declare -A NAME=([etcd]=etcd [pulumi]=pulumi [k8s-provider]=pulumi-kubernetes [k
 # Seconds each took on the reference machine (2 cores, empty Go caches; README).
 declare -A COLD=([etcd]=47 [pulumi]=246 [k8s-provider]=476 [kube]=232 [kube-node]=83 [containerd]=53
                  [coredns]=107 [pause]=10)
+# One kind per podman version of QUADLET_VERSIONS, quadlet-<version>: the three
+# took 28-34 s together (the first also builds the standard library they share).
+QUADLETS=()
+for v in $QUADLET_VERSIONS; do
+  QUADLETS+=("quadlet-$v"); NAME[quadlet-$v]=quadlet-$v; COLD[quadlet-$v]=11
+done
 announce() { # kind...: the phase's line, if any of them is still to build
   local kind names=() seconds=0 list
   for kind in "$@"; do
@@ -170,6 +178,29 @@ image_from_binary() { # binary tarball image-ref entrypoint
   rm -rf "$root"
 }
 
+# podman's Quadlet, the systemd generator that turns the roles' .container units
+# into services, as each podman line users' nodes run has it (QUADLET_VERSIONS):
+# quadlet-<version>, which the unit tests run over the roles' units. Under a lock:
+# `make unit` builds them, and several checkouts may share this cache.
+build_quadlet() { # version
+  local v=$1 p m=github.com/containers/podman/v${1%%.*}
+  p=$(piece "quadlet-$v"); done_already "$p" && return 0
+  begin_piece "$p" "podman's quadlet $v"
+  wrapper "$p"
+  quietly go get "$m/cmd/quadlet@v$v"
+  quietly go build -trimpath -ldflags "-s -w" -o "$(piece_dir "$p")/$p" "$m/cmd/quadlet"
+  mark_done "$p"
+}
+build_quadlets() {
+  local kind
+  mkdir -p "$TOOLCHAIN"; take_lock "$TOOLCHAIN/.quadlet.lock"
+  for kind in "${QUADLETS[@]}"; do build_quadlet "${kind#quadlet-}"; done
+}
+quadlet_paths() {
+  local kind
+  for kind in "${QUADLETS[@]}"; do echo "$(piece_dir "$(piece "$kind")")/$kind"; done
+}
+
 # The CLI with the project's fixes (devenv/cli-fixes/), built from a copy of
 # pulumi's pkg module; the hash of the fixes is in .cli-fixes, so an edit
 # rebuilds the CLI (the language host and plugins beside it stay).
@@ -280,14 +311,15 @@ register_provider() {
 # own images are linked in its images/ directory.
 assemble_bindir() {
   mkdir -p "$BIN/images"
-  local f kn=$TOOLCHAIN/kube-node-$KUBERNETES_VERSION ctd=$TOOLCHAIN/containerd-$CONTAINERD_VERSION
+  local f kn=$TOOLCHAIN/kube-node-$KUBERNETES_VERSION ctd=$TOOLCHAIN/containerd-$CONTAINERD_VERSION quadlets
+  mapfile -t quadlets < <(quadlet_paths)
   for f in "$TOOLCHAIN/etcd-$ETCD_VERSION/etcd" "$TOOLCHAIN/kube-$KUBERNETES_VERSION/kube-apiserver" \
            "$TOOLCHAIN/kube-$KUBERNETES_VERSION/kubectl" "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi" \
            "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-language-python" \
            "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-language-python-exec" \
            "$TOOLCHAIN/pulumi-$PULUMI_VERSION/pulumi-resource-pulumi-python" \
            "$kn/kubelet" "$kn/kube-controller-manager" "$kn/kube-scheduler" "$kn/kube-proxy" \
-           "$ctd/containerd" "$ctd/ctr" "$ctd/containerd-shim-runc-v2"; do
+           "$ctd/containerd" "$ctd/ctr" "$ctd/containerd-shim-runc-v2" "${quadlets[@]}"; do
     [ -x "$f" ] || die "missing $f: run 'devenv/toolchain.sh all'"
     ln -sfn "$f" "$BIN/$(basename "$f")"
   done
@@ -310,9 +342,11 @@ case "${1:-all}" in
   k8s-provider) announce k8s-provider; build_k8s_provider ;;
   langhost) install_langhost ;;
   dynamic-provider) install_dynamic_provider ;;
+  # its own log: `make unit` may build them while another toolchain build logs
+  quadlet) LOG=$LOG_DIR/quadlet.log; announce "${QUADLETS[@]}"; build_quadlets; quadlet_paths ;;
   bindir) install_langhost >/dev/null; install_dynamic_provider; assemble_bindir ;;
-  all) announce etcd pulumi k8s-provider kube kube-node containerd coredns pause
+  all) announce etcd pulumi k8s-provider kube kube-node containerd coredns pause "${QUADLETS[@]}"
        build_etcd; build_pulumi; install_langhost; install_dynamic_provider; build_k8s_provider; build_kube; build_kube_node
-       build_containerd; build_coredns; build_pause; assemble_bindir ;;
+       build_containerd; build_coredns; build_pause; build_quadlets; assemble_bindir ;;
   *) die "unknown piece '$1'" ;;
 esac

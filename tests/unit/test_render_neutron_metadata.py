@@ -21,6 +21,7 @@ from components.render import AgentLayout, agent_layout, neutron_metadata_agent_
 from components.render.engine import render
 from components.settings import TOP_LEVEL_KEYS, Ovn, load
 from tests.unit import KNOWN_HOSTS
+from tests.unit.quadlet import render_unit, role_vars
 from tests.unit.test_render import ini
 
 IMAGE = "quay.io/podified-antelope-centos9/openstack-neutron-metadata-agent-ovn:current-podified"
@@ -235,13 +236,8 @@ def test_the_kill_script_refuses_what_no_haproxy_container_runs(tmp_path: Path) 
 ROLE = Path(__file__).resolve().parents[2] / "ansible" / "roles" / "edpm_neutron_metadata"
 
 
-def _role_vars() -> dict[str, Any]:
-    return {**yaml.safe_load((ROLE / "defaults" / "main.yml").read_text()),
-            **yaml.safe_load((ROLE / "vars" / "main.yml").read_text())}
-
-
 def test_the_role_places_the_files_the_program_renders(files: dict[str, str]) -> None:
-    role = _role_vars()
+    role = role_vars(ROLE.name)
     assert (role["edpm_neutron_metadata_agent_config_dir"], role["edpm_neutron_metadata_agent_lib_dir"]) == (
         LAYOUT.config_dir, LAYOUT.lib_dir)
     assert role["edpm_neutron_metadata_agent_image"] == IMAGE
@@ -260,7 +256,7 @@ def _derived(src_files: list[str]) -> dict[str, Any]:
     env.filters["unique"] = lambda values: list(dict.fromkeys(values))
     (task,) = [t for t in yaml.safe_load((ROLE / "tasks" / "configure.yml").read_text())
                if t["name"] == "Derive what goes where"]
-    variables = {**_role_vars(), "edpm_neutron_metadata_src_files": sorted(src_files)}
+    variables = {**role_vars(ROLE.name), "edpm_neutron_metadata_src_files": sorted(src_files)}
     return {name: env.from_string(expression).render(**variables)
             for name, expression in task["ansible.builtin.set_fact"].items()}
 
@@ -281,13 +277,7 @@ def test_the_role_deploys_every_config_file_the_program_renders_and_the_users_sn
 
 def _quadlet_unit(name: str, **overrides: Any) -> list[str]:
     """The role's Quadlet unit `name` as quadlet mode writes it, without comments and blank lines."""
-    role = {**_role_vars(), **overrides}
-    (block,) = yaml.safe_load((ROLE / "tasks" / "start_quadlet.yml").read_text())
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True)
-    volumes = [[env.from_string(str(v)).render(**role) for v in volume]
-               for volume in block["vars"]["edpm_neutron_metadata_quadlet_volumes"]]
-    unit = env.from_string((ROLE / "templates" / f"{name}.container.j2").read_text()).render(
-        ansible_managed="managed", edpm_neutron_metadata_quadlet_volumes=volumes, **role)
+    unit = render_unit(ROLE.name, name, **overrides)
     return [line for line in unit.splitlines() if line and not line.startswith("#")]
 
 
@@ -346,7 +336,7 @@ def test_the_init_unit_gives_neutron_its_state_directory_once_before_the_agent()
 
 def test_the_role_lays_out_the_health_check_where_the_unit_mounts_it() -> None:
     tasks = {t["name"]: t for t in yaml.safe_load((ROLE / "tasks" / "configure.yml").read_text())}
-    role = _role_vars()
+    role = role_vars(ROLE.name)
     assert role["edpm_neutron_metadata_healthcheck_dir"] == "/var/lib/openstack/healthchecks/ovn_metadata_agent"
     dirs = tasks["Create the health check's directories"]
     assert [(i["path"], i["mode"]) for i in dirs["loop"]] == [
