@@ -20,4 +20,6 @@ cd "$root"
 pulumi stack select --create "$stack" >/dev/null
 mkdir -p "$OPENSTACK_NOVA_ENV"
 take_lock "$OPENSTACK_NOVA_ENV/neighbours.lock"
-exec "$root/.venv/bin/python" -m devenv.neighbours.deploy "$stack" "$@"
+"$root/.venv/bin/python" -m devenv.neighbours.deploy "$stack" "$@"
+# The test nodes are chassis of the stack's OVN (its databases are neighbours too).
+if [ "${1:-}" != --delete ]; then "$here/chassis.sh" "$stack"; fi
