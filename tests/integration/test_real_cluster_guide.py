@@ -295,8 +295,9 @@ def _existing_services(estate: Estate) -> None:
 def _stack_config(estate: Estate) -> None:
     """Step 6 and the known hosts file of step 7: the guide's stack file with its values, the
     passwords set from files, and the role variables the test nodes need."""
-    blocks = [yaml.safe_load(fill(body, estate.values)) for lang, body in FENCE.findall(guide_text())
-              if lang == "yaml" and "config:" in body]
+    parsed = [yaml.safe_load(fill(body, estate.values)) for lang, body in FENCE.findall(guide_text())
+              if lang == "yaml"]
+    blocks = [block for block in parsed if "config" in block]
     assert len(blocks) == 1, "docs/real-cluster.md shows one whole stack file"
     stack_file = estate.project / "stacks" / f"Pulumi.{estate.stack}.yaml"
     written = yaml.safe_load(stack_file.read_text())  # what `pulumi stack init` wrote: the salt

@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
+from components.settings import load
 from tests.unit.test_schema import VALIDATOR
+from tests.unit.test_settings import ALL_SECRET
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -28,6 +30,7 @@ LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$", re.MULTILINE)
 PATH_ARG = re.compile(r"--path\s+(?:'([^']+)'|([A-Za-z<][\w.<>-]*))")  # not `--path ...`
 MAKE = re.compile(r"(?:^|[\s(])make\s+(?:-\S+\s+)*([a-z][\w-]*)")
+PLACEHOLDER = re.compile(r"<[A-Za-z0-9][^<>\n]*>")  # a value of the user's, in the guide
 
 
 def prose(text: str) -> str:
@@ -121,6 +124,27 @@ def test_the_guides_stack_config_follows_the_schema() -> None:
         config = block.get("config", block)
         assert config and all(k.startswith(CONFIG_PREFIX) for k in config), sorted(config)
         assert [e.message for e in VALIDATOR.iter_errors({"config": config})] == []
+
+
+def test_the_guides_stack_config_with_values_given_is_one_the_program_takes(tmp_path: Path) -> None:
+    def value(placeholder: str) -> str:
+        name = placeholder.strip("<>")
+        if "URL" in name:
+            return "http://keystone-internal.keystone.svc:5000"
+        if "connection" in name:
+            return "tcp:10.0.0.5:6642"
+        if "version" in name:
+            return "34.0.0"
+        if "file" in name or name == "kubeconfig":
+            path = tmp_path / re.sub(r"\W+", "-", name)
+            path.write_text("")
+            return str(path)
+        return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+    for body in fenced(GUIDE.read_text(), "yaml"):
+        block = yaml.safe_load(PLACEHOLDER.sub(lambda m: value(m.group(0)), body))
+        config = block.get("config", block)
+        load({k.removeprefix(CONFIG_PREFIX): v for k, v in config.items()}, secret_keys=ALL_SECRET, catalog=None)
 
 
 def _branches(schema: dict[str, Any], node: dict[str, Any]) -> list[dict[str, Any]]:
