@@ -299,7 +299,7 @@ def test_deleting_from_an_unreachable_node_says_how_to_go_on(tmp_path: Path, mon
         "Check the node and its network, then run `pulumi up` again.\n"
         "The resource stays in the stack until its stop step has run on edpm-compute-1. Either bring "
         "edpm-compute-1 back and run `pulumi up` again, or, if it is gone for good, forget it knowingly (nothing "
-        "is stopped on it; README, \"A node that is gone\"): run `OPENSTACK_NOVA_FORGET_NODES=edpm-compute-1 "
+        "is stopped on it; docs/operations.md, \"A node that is gone\"): run `OPENSTACK_NOVA_FORGET_NODES=edpm-compute-1 "
         "pulumi up`, or drop this resource from the state and run `pulumi up` again:\n"
         "    pulumi state delete 'urn:pulumi:dev::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
         "$pulumi-python:dynamic:Resource::edpm-compute-1-nova'")
