@@ -113,6 +113,17 @@ stop_node() { # index
   rm -f "$d/nspawn.pid"
 }
 
+# Nodes of an earlier layout (sshd in a namespace, no init) bound directories
+# they created on the host: those, if still empty, go with them.
+remove_earlier_mountpoints() {
+  local list=$NODES_DIR/created-mountpoints d
+  [ -f "$list" ] || return 0
+  while read -r d; do
+    if [ -f "$d" ] && [ ! -s "$d" ]; then rm -f "$d"; elif [ -d "$d" ]; then rmdir "$d" 2>/dev/null || true; fi
+  done <"$list"
+  rm -f "$list"
+}
+
 teardown() {
   local i m
   for i in $( (our_netns; our_veths; our_node_dirs) | sort -un); do
@@ -123,6 +134,7 @@ teardown() {
   for i in $(our_veths); do ip link del "$(veth_name "$i")" 2>/dev/null || true; done
   if bridge_exists; then ip link del "$BRIDGE"; fi
   for m in $(cgroup_mounts); do rmdir "$m/$CGROUP" 2>/dev/null || true; done
+  remove_earlier_mountpoints
   rm -f "$NODES_JSON" "$OWNER"
 }
 
