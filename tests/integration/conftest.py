@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.local_env import ROOT, pulumi, run
+from tests.integration.local_env import ROOT, pulumi, run, up
 from tests.integration.stacks import Stack, copy_of
 
 
@@ -28,3 +28,16 @@ def dev_copy(tmp_path: Path, dev_stack: str) -> Iterator[Stack]:
     afterwards the checkout's config is applied again."""
     with copy_of(dev_stack, tmp_path) as stack:
         yield stack
+
+
+@pytest.fixture()
+def live_migration_stack(dev_stack: str) -> Iterator[str]:
+    """The CI example stack on the same nodes; afterwards dev is refreshed (drift found) and applied again."""
+    pulumi("stack", "select", "--create", "ci-live-migration")
+    run(str(ROOT / "devenv" / "neighbours.sh"), "ci-live-migration")
+    # The nodes may hold another stack's files since this stack's last run: refresh finds that.
+    up("ci-live-migration", refresh=True)
+    yield "ci-live-migration"
+    # the nodes are chassis of dev's OVN again
+    run(str(ROOT / "devenv" / "chassis.sh"), dev_stack)
+    up(dev_stack, refresh=True)

@@ -116,10 +116,12 @@ def revealed(value: Any) -> Any:
     return value
 
 
-def openstack(*args: str, namespace: str = "openstack") -> Any:
-    """The openstack CLI in the environment's openstackclient pod (admin of cloud `default`), as JSON."""
-    proc = run("kubectl", "exec", "-n", namespace, "deploy/openstackclient", "--", "openstack", *args, "-f", "json")
-    return json.loads(proc.stdout)
+def openstack(*args: str, namespace: str = "openstack", want_json: bool = True) -> Any:
+    """The openstack CLI in the environment's openstackclient pod (admin of cloud `default`), as JSON
+    (want_json=False: for commands that print no table, its output as text)."""
+    fmt = ("-f", "json") if want_json else ()
+    proc = run("kubectl", "exec", "-n", namespace, "deploy/openstackclient", "--", "openstack", *args, *fmt)
+    return json.loads(proc.stdout or "null") if want_json else proc.stdout
 
 
 def nova_manage(*args: str, namespace: str = "openstack") -> str:

@@ -289,17 +289,6 @@ def test_a_custom_service_runs_after_the_node_sets_services(dev_copy: Stack) -> 
         assert node(name, "cat /var/lib/openstack/custom/motd/motd").stdout == "managed by openstack-nova\n"
 
 
-@pytest.fixture()
-def live_migration_stack(dev_stack: str) -> Iterator[str]:
-    """The CI example stack on the same nodes; afterwards dev is refreshed (drift found) and applied again."""
-    pulumi("stack", "select", "--create", "ci-live-migration")
-    run(str(ROOT / "devenv" / "neighbours.sh"), "ci-live-migration")
-    # The nodes may hold another stack's files since this stack's last run: refresh finds that.
-    up("ci-live-migration", refresh=True)
-    yield "ci-live-migration"
-    up(dev_stack, refresh=True)
-
-
 # Registered by keystoneauth when nova starts, so absent from every sample config.
 RUNTIME_OPTIONS = {"oslo_limit/auth_type"}
 

@@ -1,0 +1,143 @@
+"""A server's life on the deployment, proven on the hypervisor: it boots in each
+cell on that cell's compute, its libvirt domain runs with the CPU the stack's
+config asks for (the CI job's `cpu_mode = custom`, `cpu_models = Nehalem`, or
+the rendered default), it live-migrates between the two computes of a cell over
+the transport the program configured, and deleting it leaves no domain and no
+allocation behind."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.integration.local_env import node, openstack
+from tests.integration.nova_compute import eventually
+from tests.integration.stacks import Stack
+from tools.server_cpu import ServerCpu, show
+
+NODES = ("edpm-compute-0", "edpm-compute-1")
+CELL_OF = {"edpm-compute-0": "cell1", "edpm-compute-1": "cell2"}
+NODE0_CONFIG = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0.customServiceConfig.nova"
+# made and uploaded by the environment (devenv/neighbours): a blank raw disk, the
+# guest runs its firmware only, which is all nova and libvirt need
+IMAGE = "firmware-only"
+FLAVOR = "m1.firmware"
+# --nic none needs 2.37; --host (scheduled to that host) 2.74
+MICROVERSION = "2.74"
+
+
+def _domains(name: str) -> list[str]:
+    out = node(name, "virsh -c qemu:///system list --all --name").stdout
+    return [d for d in out.split() if d]
+
+
+def _ensure_flavor(namespace: str) -> None:
+    if not any(f["Name"] == FLAVOR for f in openstack("flavor", "list", namespace=namespace)):
+        openstack("flavor", "create", "--vcpus", "1", "--ram", "128", "--disk", "1", FLAVOR, namespace=namespace)
+
+
+def boot(host: str, namespace: str = "openstack") -> dict[str, Any]:
+    """A server scheduled to `host` (through the scheduler, as an admin may ask), once ACTIVE."""
+    _ensure_flavor(namespace)
+    name = f"demo-{host}-{uuid.uuid4().hex[:6]}"
+    openstack("--os-compute-api-version", MICROVERSION, "server", "create", "--flavor", FLAVOR, "--image", IMAGE,
+              "--nic", "none", "--host", host, "--wait", name, namespace=namespace)
+    return openstack("server", "show", name, namespace=namespace)
+
+
+def delete(server: dict[str, Any], namespace: str = "openstack") -> None:
+    openstack("server", "delete", "--wait", server["id"], namespace=namespace, want_json=False)
+
+
+def allocations(server_id: str, namespace: str = "openstack") -> Any:
+    return openstack("resource", "provider", "allocation", "show", server_id, namespace=namespace)
+
+
+@pytest.fixture()
+def servers() -> Iterator[list[tuple[dict[str, Any], str]]]:
+    """Servers a test boots (with their namespace), deleted afterwards."""
+    booted: list[tuple[dict[str, Any], str]] = []
+    yield booted
+    for server, namespace in booted:
+        delete(server, namespace)
+
+
+def test_a_server_boots_in_each_cell_on_that_cells_compute(dev_stack: str, servers: list[Any]) -> None:
+    for host in NODES:
+        server = boot(host)
+        servers.append((server, "openstack"))
+        assert (server["status"], server["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", host), server
+        # the domain nova named runs in that node's libvirt, and in no other
+        cpu = show(server["id"])
+        assert (cpu.host, cpu.state) == (host, "running"), cpu
+        others = [n for n in NODES if n != host]
+        assert all(cpu.domain not in _domains(n) for n in others), cpu
+        # the rendered default of the dev stack: cpu_mode host-model
+        assert cpu.mode == "host-model", cpu
+    # nova's cell mappings: each server in its compute's cell
+    for server, _ in servers:
+        mapped = openstack("server", "show", server["id"])
+        assert mapped["OS-EXT-SRV-ATTR:host"] in CELL_OF
+
+
+def test_deleting_servers_leaves_no_domain_and_no_allocation(dev_stack: str) -> None:
+    server = boot(NODES[0])
+    cpu = show(server["id"])
+    assert cpu.domain in _domains(NODES[0])
+    assert allocations(server["id"])
+    delete(server)
+    assert all(cpu.domain not in _domains(n) for n in NODES)
+    assert not allocations(server["id"])
+
+
+def test_a_cpu_model_change_of_one_node_reaches_its_new_servers(dev_copy: Stack, servers: list[Any]) -> None:
+    dev_copy.cli("config", "set", "--path", NODE0_CONFIG, "[libvirt]\ncpu_mode = custom\ncpu_models = Nehalem\n")
+    dev_copy.cli("up", "--yes", "--skip-preview")
+    server = eventually(lambda: _try_boot(NODES[0]), bool, seconds=120, interval=10)
+    assert server is not None
+    servers.append((server, "openstack"))
+    cpu = show(server["id"])
+    assert (cpu.mode, cpu.model) == ("custom", "Nehalem"), cpu
+
+
+def _try_boot(host: str) -> dict[str, Any] | None:
+    """A server on `host`, or None while the restarted nova-compute is not up yet."""
+    try:
+        return boot(host)
+    except AssertionError:
+        return None
+
+
+# --- the CI job's stack: both computes in cell1, with its snippet ------------------------------
+
+
+def _migrate(server: dict[str, Any], to: str, namespace: str) -> ServerCpu:
+    openstack("--os-compute-api-version", MICROVERSION, "server", "migrate", "--live-migration", "--host", to,
+              "--wait", server["id"], namespace=namespace, want_json=False)
+    shown = openstack("server", "show", server["id"], namespace=namespace)
+    assert (shown["status"], shown["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", to), shown
+    return show(server["id"], namespace)
+
+
+def test_live_migration_both_ways_with_the_ci_jobs_cpu_model(live_migration_stack: str,
+                                                             servers: list[Any]) -> None:
+    namespace = "openstack-lm"
+    server = boot(NODES[0], namespace)
+    servers.append((server, namespace))
+    cpu = show(server["id"], namespace)
+    # the journey's end: the CI job's snippet, as the hypervisor runs the guest
+    assert (cpu.host, cpu.mode, cpu.model) == (NODES[0], "custom", "Nehalem"), cpu
+    since = node(NODES[1], "date +%s").stdout.strip()
+    there = _migrate(server, NODES[1], namespace)
+    assert (there.host, there.state) == (NODES[1], "running"), there
+    assert there.domain not in _domains(NODES[0])
+    assert (there.mode, there.model) == ("custom", "Nehalem"), there
+    # qemu+ssh, as the program configures it: the source's nova logged in to the destination as nova
+    log = node(NODES[1], f"journalctl --no-pager -o cat -u ssh.service --since @{since}").stdout
+    assert "Accepted publickey for nova from 192.168.122.100" in log, log[-2000:]
+    back = _migrate(server, NODES[0], namespace)
+    assert (back.host, back.state) == (NODES[0], "running"), back
+    assert back.domain not in _domains(NODES[1])
