@@ -22,7 +22,13 @@ LIBVIRT_GID=42473
 inputs_hash() { # file...
   (cd "$HOSTS_SRC" && sha256sum -- "$@") | sha256sum | cut -c1-16
 }
-root_dir() { printf '%s/rootfs-%s' "$HOSTS_CACHE" "$(inputs_hash packages.txt setup.sh rootfs.sh)"; }
+# The root's inputs: its packages, its setup, how it is built, and the libvirt
+# tree laid over it (whose path names the tree's own inputs).
+root_dir() { # libvirt-tree
+  local key
+  key=$( { inputs_hash packages.txt setup.sh; declare -f build_root; echo "$1"; } | sha256sum | cut -c1-16)
+  printf '%s/rootfs-%s' "$HOSTS_CACHE" "$key"
+}
 
 # Drop builds of older inputs (a root is about 600 MB); the apt cache stays.
 prune() { # prefix keep
@@ -34,8 +40,11 @@ prune() { # prefix keep
 }
 
 build_root() {
-  local dir log tmp
-  dir=$(root_dir)
+  local dir log tmp tree version p
+  # libvirt's modular daemons, which no Debian suite ships (devenv/hosts/libvirt.sh)
+  tree=$("$HOSTS_SRC/libvirt.sh" build) || exit 1
+  version=$("$HOSTS_SRC/libvirt.sh" version)
+  dir=$(root_dir "$tree")
   if [ ! -f "$dir/.done" ]; then
     log=$LOG_DIR/rootfs.log
     phase rootfs "$log" "building the test nodes' root filesystem from Debian $SUITE (systemd, podman, libvirt, QEMU, Open vSwitch)" \
@@ -47,6 +56,8 @@ build_root() {
     tmp=$dir/rootfs.tmp
     local -a packages
     mapfile -t packages < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$HOSTS_SRC/packages.txt")
+    # Debian's libvirt at the version the tree is built from: the tree replaces their files
+    for p in libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients libvirt0; do packages+=("$p=$version"); done
     # The apt cache goes in and out by mmdebstrap's own hooks; no docs or man pages.
     # shellcheck disable=SC2016  # "$1" of a hook is mmdebstrap's (the root)
     logged "$log" mmdebstrap --variant=apt --mode=root --format=directory \
@@ -64,6 +75,7 @@ build_root() {
       --customize-hook='chroot "$1" bash /tmp/setup.sh' \
       --customize-hook='rm -f "$1"/tmp/setup.sh' \
       "$SUITE" "$tmp" "$MIRROR"
+    logged "$log" "$HOSTS_SRC/libvirt.sh" install "$tmp"
     mv "$tmp" "$dir/rootfs"
     touch "$dir/.done"
     prune rootfs "$dir"
@@ -77,15 +89,19 @@ build_images() { # tarball
   local tar=$1 root dir log key
   [ -f "$tar" ] || die "no image tarball at $tar"
   root=$(build_root)
-  key=$( { basename "$root"; sha256sum <"$tar"; } | sha256sum | cut -c1-16)
+  # the store holds what podman of this version made of this tarball
+  key=$( { dpkg-query --admindir="$root/var/lib/dpkg" -W podman; sha256sum <"$tar"; } | sha256sum | cut -c1-16)
   dir=$HOSTS_CACHE/images-$key
   if [ ! -f "$dir/.done" ]; then
     log=$LOG_DIR/node-images.log
     phase node-images "$log" "loading the OpenStack image into the test nodes' image store" "usually under a minute"
     rm -rf "$dir"; mkdir -p "$dir/store" "$dir/scratch"
+    local -a names
+    mapfile -t names < <(python3 "$here/oci.py" --index "$tar" | awk '{print $1}' | sort -u)
+    [ ${#names[@]} -gt 0 ] || die "$tar names no image"
     # shellcheck disable=SC2016  # expanded by the inner bash
     logged "$log" unshare --mount --propagation private --pid --fork --kill-child -- bash -euo pipefail -c '
-      root=$1 store=$2 scratch=$3 tar=$4
+      root=$1 store=$2 scratch=$3 tar=$4; shift 4
       mkdir -p "$scratch/upper" "$scratch/work" "$scratch/merged"
       mount -t overlay overlay -o "lowerdir=$root,upperdir=$scratch/upper,workdir=$scratch/work" "$scratch/merged"
       r=$scratch/merged
@@ -93,9 +109,14 @@ build_images() { # tarball
       mount --bind "$store" "$r/var/lib/shared-images"
       mkdir -p "$r/tmp/image"; mount --bind "$(dirname "$tar")" "$r/tmp/image"
       p="podman --root /var/lib/shared-images --runroot /run/containers/storage --storage-driver overlay --cgroup-manager cgroupfs --events-backend none"
-      chroot "$r" $p load -q -i "/tmp/image/$(basename "$tar")"
+      archive="oci-archive:/tmp/image/$(basename "$tar")"
+      # one image under every name of the tarball: the first is pulled, the others tag it
+      first=$1; shift
+      export PODMAN_IGNORE_CGROUPSV1_WARNING=1
+      chroot "$r" $p pull -q "$archive:$first"
+      for name in "$@"; do chroot "$r" $p tag "$first" "$name"; done
       chroot "$r" $p images --format "{{.Repository}}:{{.Tag}} {{.ID}}"
-    ' load "$root" "$dir/store" "$dir/scratch" "$tar"
+    ' load "$root" "$dir/store" "$dir/scratch" "$tar" "${names[@]}"
     rm -rf "$dir/scratch"
     touch "$dir/.done"
     prune images "$dir"
