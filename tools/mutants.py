@@ -422,6 +422,9 @@ MUTANTS: tuple[Mutant, ...] = (
        "{{ (edpm_neutron_metadata_src_files | select('match', '.*metadata.*conf$') | list",
        "{{ (edpm_neutron_metadata_src_files | select('match', '.*nova-metadata.*conf$') | list",
        "edpm_neutron_metadata drops the customServiceConfig snippets (25-/26-neutron-metadata-extra*.conf)", ROLES),
+    _m("render-wsgi-two-processes", "components/templates/nova-wsgi.conf.j2",
+       "processes=2 threads=1", "processes=1 threads=1",
+       "one WSGI process per API pod: a slow request starves the probes, and the pod restarts", RENDER),
 
     # --- the order in which nova and the agent load their files -------------------------------
     _m("files-node-snippet-after-node-sets", "components/render/edpm.py",

@@ -404,7 +404,8 @@ def test_wsgi_apis_run_under_httpd(
     lines = [line.strip() for line in files[vhost].splitlines()]
     assert f"Listen {port}" in lines
     assert "TimeOut 60" in lines  # nova.apiTimeout's default
-    assert (f"WSGIDaemonProcess {service.value} processes=1 threads=1 user=nova group=nova "
+    # two processes, as upstream's: a slow request never holds the probes up
+    assert (f"WSGIDaemonProcess {service.value} processes=2 threads=1 user=nova group=nova "
             f"display-name={service.value}") in lines
     assert f"WSGIScriptAlias / /var/www/cgi-bin/nova/{service.value}-wsgi" in lines
     assert f"from {module} import application" in files[f"{service.value}-wsgi"]
