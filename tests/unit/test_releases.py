@@ -4,6 +4,8 @@ own options (the option catalogs)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,9 @@ from components.settings.releases import DEFAULT_IMAGES_RELEASE, RELEASES
 from components.settings.schema import Images
 from tests.unit import LOCAL_IMAGES_RELEASE
 from tests.unit.rendered import credentials, nova_confs, stack
+from tests.unit.test_rotation import _dev_config, _program_inputs
+
+SECRET = "kubernetes:core/v1:Secret"
 
 ANTELOPE = "27.5.1"
 PATH = "openstack-nova:images.novaRelease"
@@ -167,3 +172,24 @@ def test_options_a_releases_libraries_lack_are_left_out(release: str, rabbit: di
     for name in ("api", "superconductor", "compute-cell1"):  # on quorum buses
         assert _options(confs[name], "oslo_messaging_rabbit") == rabbit, name
         assert {k for k in _options(confs[name], "oslo_limit") if k.startswith("endpoint_")} == limit, name
+
+
+# --- the whole program ----------------------------------------------------------------------------
+
+
+def _string_data(inputs: str) -> dict[str, str]:
+    return json.loads(inputs)["stringData"]
+
+
+def test_the_program_deploys_what_the_images_release_needs(tmp_path: Path) -> None:
+    """The dev stack (the images built here, nova 34.0.0), and the same stack on the default images:
+    the API's WSGI entry and the computes' config are those of each release."""
+    config = _dev_config(tmp_path)
+    assert config["images"]["novaRelease"] == LOCAL_IMAGES_RELEASE
+    local = _program_inputs(config)
+    antelope = _program_inputs({**config, "images": {}})
+    for inputs, module in ((local, "nova.wsgi.osapi_compute"), (antelope, "nova.api.openstack.compute.wsgi")):
+        assert f"from {module} import" in _string_data(inputs[(SECRET, "nova-api-config-data")])["nova-api-wsgi"]
+    transient = "rabbit_transient_quorum_queue = true"
+    assert transient in _string_data(local[(SECRET, "nova-cell1-compute-config")])["01-nova.conf"]
+    assert transient not in _string_data(antelope[(SECRET, "nova-cell1-compute-config")])["01-nova.conf"]
