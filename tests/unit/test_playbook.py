@@ -269,7 +269,7 @@ def test_a_node_with_no_trusted_key_runs_nothing(node: Node, lock_path: Path) ->
         run_playbook(node_props(node, known_hosts=f"127.0.0.9 {node.host_key_line}\n"))
     assert (f"/etc/edpm/known_hosts (nodeTemplate.knownHostsFile of node set edpm-compute) has no host key "
             f"for [127.0.0.1]:{node.port}, so edpm-compute-1 (127.0.0.1:{node.port}) cannot be trusted (No "
-            f"ED25519 host key is known for [127.0.0.1]:{node.port}): add the node's key (README, \"Trusting a "
+            f"ED25519 host key is known for [127.0.0.1]:{node.port}): add the node's key (docs/operations.md, \"Trusting a "
             "node\") and run `pulumi up` again.") in str(err.value)
     assert not lock_path.exists()
 
