@@ -11,9 +11,14 @@
 #   libvirt.sh install ROOT   copy the tree over ROOT (building it if needed)
 #   libvirt.sh check [ROOT]   boot ROOT, or a throw-away trixie root with the tree,
 #                             on an overlay and ask each daemon (ROOT is not changed)
-# The build (devenv/hosts/libvirt/tree.sh, with its measured time and size) is
-# cached under $CACHE/hosts/libvirt-<hash of its files>; the downloads (trixie's
-# index, the source, .debs) stay in $CACHE/hosts/libvirt-downloads.
+# The build (devenv/hosts/libvirt/tree.sh and compile.sh) is cached under
+# $CACHE/hosts/libvirt-<hash of those two files>; the downloads (trixie's index,
+# the source, .debs: 261 MB) stay in $CACHE/hosts/libvirt-downloads.
+# Measured at 3e8078f on the reference machine (2 cores, shared: load average
+# 8-10 from other work throughout): the cold build, downloads included, took
+# 18 min 44 s, nearly all of it the compile (649 steps); a second call answers
+# in 0.04 s. The tree is 17 MB (371 files). check takes 1 min 24 s with a
+# throw-away root made from cold downloads, 12 s on a given root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/lib.sh
@@ -21,8 +26,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/hosts/libvirt/tree.sh
 . "$here/libvirt/tree.sh"
 
-# The cold build (tree.sh) on the reference machine: the console's "usually".
-BUILD_SECONDS=2400
+# The cold build on the reference machine (above): the console's "usually".
+BUILD_SECONDS=1124
 # The nodes install Debian's libvirt at the tree's version; the tree replaces
 # these packages' libvirt files.
 RUNTIME_PACKAGES=(libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients libvirt0)
