@@ -216,7 +216,9 @@ setup_netns() { # index
 # Mount the node's root (its layer over the shared one) and boot it: systemd
 # as PID 1 with a unified cgroup tree of its own (podman and libvirt need it;
 # the host's controllers stay on its v1 hierarchies), started from a cgroup of
-# its own in every hierarchy (nspawn takes its place from there).
+# its own in every hierarchy (nspawn takes its place from there). A host's root
+# manages its network (podman's per-container namespaces, Open vSwitch's ports)
+# and locks memory (ovs-vswitchd --mlockall): nspawn grants neither by itself.
 boot_node() { # index rootfs store
   local n d r m procs=(); n=$(node_name "$1"); d=$(node_dir "$1"); r=$d/root
   mountpoint -q "$r" || mount -t overlay overlay -o "lowerdir=$2,upperdir=$d/upper,workdir=$d/work" "$r"
@@ -238,7 +240,7 @@ boot_node() { # index rootfs store
     systemd-nspawn --boot "--directory=$r" "$(nspawn_mark "$1")" "--hostname=$n" \
       --private-users=no --resolv-conf=off --timezone=off --link-journal=no --console=read-only \
       "--network-namespace-path=/run/netns/$n" --keep-unit --register=no \
-      "--system-call-filter=@keyring bpf" \
+      "--system-call-filter=@keyring bpf" --capability=CAP_NET_ADMIN,CAP_IPC_LOCK \
       "--bind=$d/containers:/var/lib/containers" "--bind-ro=$3:/var/lib/shared-images" \
       --bind=/dev/net/tun \
     </dev/null >>"$d/console.log" 2>&1 9>&- &

@@ -31,6 +31,7 @@ COMMANDS = {
     "Delete the nova-compute service record through the compute API": "writes nothing on the node",
     "Compare the known hosts with the node's": "reads only",
     "List the users of libvirt's SASL database": "reads only",
+    "Read the state of the daemons' sockets": "reads only",
     "Write the migration user's password into libvirt's SASL database":
         "the SASL library updates its database record by record under its own lock",
     # The exception: the nova_compute container bind-mounts this one file, and a renamed
