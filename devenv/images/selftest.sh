@@ -66,6 +66,23 @@ print("nova's LibvirtDriver on test:///default: libvirt", conn.getLibVersion(),
       "python binding", libvirt.getVersion(), "domains", [d.name() for d in conn.listAllDomains()])
 PY
   pass "$(tail -n 1 "$T/libvirt.log")"
+  # the driver's privileged file operations, as nova-compute starts its privsep
+  # daemon: the nova user, sudo, nova-rootwrap, privsep-helper
+  runuser -u nova -- python3 - >"$T/privsep.log" 2>&1 <<'PY' || { tail -20 "$T/privsep.log"; fail "nova's privsep daemon"; }
+import shlex
+
+import nova.conf
+import nova.privsep.path
+from nova import utils
+from oslo_privsep import priv_context
+
+nova.conf.CONF([], project="nova", default_config_files=[])
+priv_context.init(root_helper=shlex.split(utils.get_root_helper()))
+data, _ = nova.privsep.path.last_bytes("/etc/shadow", 64)  # root's alone
+assert data
+print(f"nova's privsep daemon ({utils.get_root_helper()} privsep-helper) read /etc/shadow as root")
+PY
+  pass "$(tail -n 1 "$T/privsep.log")"
   qemu-img create -q -f raw "$T/base.raw" 4M
   qemu-img create -q -f qcow2 -o "backing_file=$T/base.raw,backing_fmt=raw" "$T/disk.qcow2" 1G
   python3 -m oslo_concurrency.prlimit --as=1073741824 --cpu=30 -- env LC_ALL=C LANG=C \

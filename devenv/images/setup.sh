@@ -115,10 +115,9 @@ openstack_dirs() {
   chown -R nova:nova /etc/nova
   install -m 0440 "$SRC/files/sudoers-nova" /etc/sudoers.d/nova
   visudo -c -q
-  # neutron's packaged files; rootwrap's filters where the agent's rootwrap.conf
-  # (filters_path, as RDO packages them) looks, owned by root as rootwrap requires.
-  cp -r /usr/local/etc/neutron/. /etc/neutron/
-  chown -R neutron:neutron /etc/neutron
+  # neutron's packaged files, rootwrap's owned by root: its filters where the
+  # agent's rootwrap.conf looks (filters_path, as RDO packages them).
+  install -m 0644 /usr/local/etc/neutron/api-paste.ini /usr/local/etc/neutron/rootwrap.conf /etc/neutron/
   install -d -m 0755 /usr/share/neutron/rootwrap
   install -m 0644 /usr/local/etc/neutron/rootwrap.d/*.filters /usr/share/neutron/rootwrap/
   # glance-api's paste pipeline, beside the glance-api.conf the pod brings.
