@@ -231,7 +231,7 @@ ovn_databases() {
     ovsdb-tool create "$T/ovn${db}_db.db" "/usr/share/ovn/ovn-$db.ovsschema"
     ovsdb-server "$T/ovn${db}_db.db" --remote="ptcp:$port:127.0.0.1" --remote="punix:/run/ovn/ovn${db}_db.sock" \
       --unixctl="/run/ovn/ovn${db}_db.ctl" --pidfile="/run/ovn/ovn${db}_db.pid" --detach --no-chdir \
-      --log-file="$T/ovsdb-$db.log"
+      --log-file="$T/ovsdb-$db.log" -vconsole:off
     wait_for 10 ovsdb-client list-dbs "tcp:127.0.0.1:$port" || fail "ovsdb-server ($db) did not answer"
     pass "ovsdb-server ($db) on $port serves $(ovsdb-client list-dbs "tcp:127.0.0.1:$port" | tr '\n' ' ')"
   done
@@ -263,7 +263,7 @@ metadata_agent() {
   printf '%s\n' "$OVS_SCHEMA" >"$T/vswitch.ovsschema"
   ovsdb-tool create "$T/conf.db" "$T/vswitch.ovsschema"
   ovsdb-server "$T/conf.db" --remote=ptcp:6640:127.0.0.1 --unixctl="$T/ovs.ctl" --pidfile="$T/ovs.pid" \
-    --detach --no-chdir --log-file="$T/ovsdb-ovs.log"
+    --detach --no-chdir --log-file="$T/ovsdb-ovs.log" -vconsole:off
   wait_for 10 ovsdb-client list-dbs tcp:127.0.0.1:6640 || fail "the Open_vSwitch ovsdb-server did not answer"
   ovsdb-client transact tcp:127.0.0.1:6640 '["Open_vSwitch", {"op": "insert", "table": "Open_vSwitch",
     "row": {"external_ids": ["map", [["system-id", "'"$chassis"'"], ["ovn-bridge", "br-int"]]]}}]' >/dev/null
