@@ -52,13 +52,13 @@ HTTPD_COMMAND = "/usr/sbin/httpd -DFOREGROUND"
 KEYSTONE = "keystone"
 KEYSTONE_PORT = 5000
 OPENSTACKCLIENT = "openstackclient"
+OPENSTACKCLIENT_SECRET = "openstackclient-config"
 GLANCE_IMAGE = "glance-api"  # the image's name for glance's pods, as upstream's
 GLANCE_DIR = "/var/lib/glance"  # its file store (images/) and staging areas
 # The image the environment uploads for the tests: a blank raw disk, nothing
 # to boot, so a guest of it runs its firmware only (no download, no OS).
 TEST_IMAGE = "blank-raw-firmware-only"
 TEST_IMAGE_SIZE = 4 * 1024 * 1024
-OPENSTACKCLIENT_SECRET = "openstackclient-config"
 MEMCACHED_COMMAND = f"/usr/bin/memcached -u memcache -p {MEMCACHED_PORT} -m 64 -c 1024"
 ROLES = ("service", "member", "reader")  # bootstrap makes admin, member and reader; service is ours
 
