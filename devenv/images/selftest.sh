@@ -258,8 +258,12 @@ OVS_SCHEMA='{"name": "Open_vSwitch", "version": "8.3.1", "tables": {
 # place, then `neutron-ovn-metadata-agent`, which finds /etc/neutron.conf.d
 # itself), as root. It is up once it has registered in the southbound
 # database, which takes both OVSDBs and its privsep daemon (through rootwrap).
+# It finds the southbound database by name, as the stacks name it (python's
+# ovs resolves it through unbound, here from /etc/hosts).
 metadata_agent() {
   local chassis=selftest-chassis sb=tcp:127.0.0.1:6642 pid ids="" _
+  local sb_name=ovsdbserver-sb.selftest.svc.cluster.local
+  printf '127.0.0.1\t%s\n' "$sb_name" >>/etc/hosts
   printf '%s\n' "$OVS_SCHEMA" >"$T/vswitch.ovsschema"
   ovsdb-tool create "$T/conf.db" "$T/vswitch.ovsschema"
   ovsdb-server "$T/conf.db" --remote=ptcp:6640:127.0.0.1 --unixctl="$T/ovs.ctl" --pidfile="$T/ovs.pid" \
@@ -281,7 +285,7 @@ root_helper = sudo neutron-rootwrap /etc/neutron/rootwrap.conf
 [ovs]
 ovsdb_connection = tcp:127.0.0.1:6640
 [ovn]
-ovn_sb_connection = tcp:127.0.0.1:6642
+ovn_sb_connection = tcp:ovsdbserver-sb.selftest.svc.cluster.local:6642
 CONF
   printf '[DEFAULT]\nfilters_path = /usr/share/neutron/rootwrap\nexec_dirs = /sbin,/usr/sbin,/bin,/usr/bin,/usr/local/bin,/usr/local/sbin\nuse_syslog = False\n' \
     >/etc/neutron.conf.d/01-rootwrap.conf
@@ -301,7 +305,7 @@ JSON
   done
   grep -q 'neutron:ovn-metadata-id' <<<"$ids" || { tail -20 "$T/metadata-agent.log"; fail "the metadata agent did not register"; }
   [ -S /var/lib/neutron/metadata_proxy ] || fail "no metadata proxy socket at /var/lib/neutron/metadata_proxy"
-  pass "neutron-ovn-metadata-agent (kolla_start, as root) registered: Chassis_Private external_ids $ids"
+  pass "neutron-ovn-metadata-agent (kolla_start, as root, southbound database tcp:$sb_name:6642) registered: Chassis_Private external_ids $ids"
   kill -- "-$pid"; wait "$pid" || true
   pass "neutron-ovn-metadata-agent stopped"
 }

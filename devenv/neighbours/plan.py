@@ -358,20 +358,26 @@ def _clusters(places: dict[str, dict[str, _Account]], ports: Mapping[str, int]) 
     return tuple(clusters)
 
 
+def ovn_sb_connection(namespace: str) -> str:
+    """Where the environment serves OVN's southbound database. The whole name: OVS's and OVN's
+    clients (ovn-controller, python's ovs in the metadata agent) resolve it with libunbound,
+    which does not use the resolver's search list, so <service>.<namespace>.svc would not resolve."""
+    return f"tcp:{names.service_host(OVN_SB.service, namespace)}.cluster.local:{OVN_SB.port}"
+
+
 def _ovn_problems(settings: Settings) -> list[str]:
     """The stack's southbound database, where it names a Service of the namespace, must be the one
     the environment serves (an address elsewhere is a real OVN's: nothing to check)."""
     ovn = settings.dataplane.ovn
     if ovn is None:
         return []
-    ns = settings.namespace
-    served = f"tcp:{names.service_host(OVN_SB.service, ns)}:{OVN_SB.port}"
+    ns, served = settings.namespace, ovn_sb_connection(settings.namespace)
     for entry in ovn.sb_connection.split(","):  # tcp:HOST:PORT or unix:PATH (the settings check)
-        host, _, port = entry.removeprefix("tcp:").rpartition(":")
-        service = namespace_service(host, ns)
-        if service and (service, port) != (OVN_SB.service, str(OVN_SB.port)):
+        host, _, _ = entry.removeprefix("tcp:").rpartition(":")
+        if namespace_service(host, ns) and entry != served:
             return [f"{_config_path('dataplane', 'ovn', 'sbConnection')} is {ovn.sb_connection}: the local "
-                    f"environment serves OVN's southbound database only at {served}"]
+                    f"environment serves OVN's southbound database at {served} (the whole name: OVN's "
+                    "clients resolve it without the search list)"]
     return []
 
 

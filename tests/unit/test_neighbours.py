@@ -140,10 +140,10 @@ def with_sb_connection(connection: str) -> Any:
 
 
 @pytest.mark.parametrize("connection", [
-    "tcp:ovsdbserver-sb.openstack.svc:6642",
     "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642",
     # a real OVN outside the cluster: the environment has nothing to say about it
     "tcp:10.0.0.5:6642,tcp:ovn.example.com:6642",
+    "unix:/run/ovn/ovnsb_db.sock",
 ])
 def test_a_southbound_database_the_environment_serves_or_one_outside_it_is_accepted(connection):
     settings = with_sb_connection(connection)
@@ -151,10 +151,11 @@ def test_a_southbound_database_the_environment_serves_or_one_outside_it_is_accep
 
 
 @pytest.mark.parametrize("connection", [
-    "tcp:ovsdbserver-nb.openstack.svc:6642",
-    "tcp:ovsdbserver-sb.openstack.svc:6641",
-    "tcp:ovsdbserver-sb.other.svc:6642,tcp:ovsdbserver-sb.openstack.svc:6643",
-    "tcp:10.0.0.5:6642,tcp:ovn-sb.openstack.svc:6642",
+    # OVN's clients resolve names with libunbound, without the search list: this would not resolve
+    "tcp:ovsdbserver-sb.openstack.svc:6642",
+    "tcp:ovsdbserver-nb.openstack.svc.cluster.local:6642",
+    "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6641",
+    "tcp:10.0.0.5:6642,tcp:ovn-sb.openstack.svc.cluster.local:6642",
 ])
 def test_a_southbound_database_in_the_namespace_other_than_the_served_one_is_reported(connection):
     settings = with_sb_connection(connection)
@@ -162,7 +163,16 @@ def test_a_southbound_database_in_the_namespace_other_than_the_served_one_is_rep
         plan.plan(settings, env_for(settings).passwords, "dev")
     assert raised.value.problems == (
         f"dataplane.ovn.sbConnection is {connection}: the local environment serves OVN's southbound database "
-        "only at tcp:ovsdbserver-sb.openstack.svc:6642",)
+        "at tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642 (the whole name: OVN's clients resolve it without "
+        "the search list)",)
+
+
+def test_the_example_stacks_name_the_southbound_database_the_environment_serves():
+    root = Path(__file__).resolve().parents[2]
+    for stack, namespace in (("dev", "openstack"), ("ci-live-migration", "openstack-lm")):
+        config = yaml.safe_load((root / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+        assert config["openstack-nova:namespace"] == namespace
+        assert config["openstack-nova:dataplane"]["ovn"]["sbConnection"] == plan.ovn_sb_connection(namespace)
 
 
 # ---- what the settings cannot ask for ----------------------------------------------------
