@@ -21,9 +21,9 @@ from tools.server_cpu import ServerCpu, show
 NODES = ("edpm-compute-0", "edpm-compute-1")
 CELL_OF = {"edpm-compute-0": "cell1", "edpm-compute-1": "cell2"}
 NODE0_CONFIG = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0.customServiceConfig.nova"
-# made and uploaded by the environment (devenv/neighbours): a blank raw disk, the
+# uploaded by the environment (devenv/neighbours): a blank raw disk, the
 # guest runs its firmware only, which is all nova and libvirt need
-IMAGE = "firmware-only"
+IMAGE = "blank-raw-firmware-only"
 FLAVOR = "m1.firmware"
 # --nic none needs 2.37; --host (scheduled to that host) 2.74
 MICROVERSION = "2.74"
