@@ -12,7 +12,7 @@ cd "$root"
 [ -f "stacks/Pulumi.$stack.yaml" ] || die "no stack config stacks/Pulumi.$stack.yaml"
 pulumi stack select --create "$stack" >/dev/null
 # The services nova needs and does not own (databases, buses, Keystone, Placement);
-# 42-47 s from nothing on the reference machine (README).
+# 42-47 s from nothing on the reference machine, measured at b659684 (docs/local-environment.md).
 phase_line neighbours "MariaDB, RabbitMQ, memcached, Keystone and Placement for stack $stack" \
   "$(usually 45) the first time, seconds after" "their steps below"
 "$here/neighbours.sh" "$stack"
@@ -21,7 +21,9 @@ log=$LOG_DIR/up-$stack.log
 # (OPENSTACK_NOVA_MAX_RUNS, default 16), which the CLI's default (8 on 2 cores) would cap;
 # PULUMI_PARALLEL, when set, instead (lib.sh up_parallel).
 parallel=$(up_parallel 2>&1) || die "$parallel"
-# 1 min 23 s from nothing on the reference machine (README), under a minute when little changed.
+# 1 min 23 s from nothing on the reference machine, under a minute when little changed: measured at
+# b659684 (62 resources), before libvirt, ssh-known-hosts, the db purge CronJobs and the cleanup Job
+# existed (docs/local-environment.md, "How long it takes").
 phase "pulumi up" "$log" "stack $stack, --parallel $parallel" "$(usually 83) from nothing, less when little changed"
 # --refresh: a test node that restarted (make down, a new session) runs nothing;
 # refresh sees that as drift and up starts its services again.
