@@ -77,6 +77,8 @@ PROGRAM = (f"{UNIT}/test_ordering.py", f"{UNIT}/test_secret_marking.py", f"{UNIT
 # The renderers: nova.conf and the other files of pods and nodes.
 RENDER = (f"{UNIT}/test_render.py", f"{UNIT}/test_render_libvirt.py", f"{UNIT}/test_render_neutron_metadata.py",
           f"{UNIT}/test_render_mounts.py", f"{UNIT}/test_components.py", f"{UNIT}/test_secret_marking.py")
+# What the program renders for each nova release, and which release a stack gets.
+RELEASES = (f"{UNIT}/test_releases.py", f"{UNIT}/test_catalogs.py", f"{UNIT}/test_render.py")
 # The EDPM roles' own files.
 ROLES = (f"{UNIT}/test_edpm_roles.py", f"{UNIT}/test_edpm_libvirt_role.py", f"{UNIT}/test_render_neutron_metadata.py",
          f"{UNIT}/test_roles_write_whole_files.py")
@@ -422,6 +424,25 @@ MUTANTS: tuple[Mutant, ...] = (
        "{{ (edpm_neutron_metadata_src_files | select('match', '.*metadata.*conf$') | list",
        "{{ (edpm_neutron_metadata_src_files | select('match', '.*nova-metadata.*conf$') | list",
        "edpm_neutron_metadata drops the customServiceConfig snippets (25-/26-neutron-metadata-extra*.conf)", ROLES),
+    _m("render-wsgi-two-processes", "components/templates/nova-wsgi.conf.j2",
+       "processes=2 threads=1", "processes=1 threads=1",
+       "one WSGI process per API pod: a slow request starves the probes, and the pod restarts", (*RENDER, *RELEASES)),
+
+    # --- what each nova release gets ----------------------------------------------------------
+    _m("render-release-antelope-wsgi-entry", "components/settings/releases.py",
+       'api=WsgiApp("nova.api.openstack.compute.wsgi", factory="init_application"),',
+       'api=WsgiApp("nova.wsgi.osapi_compute"),',
+       "under antelope's images nova-api imports a module nova 27 lacks: every request answers 500", RELEASES),
+    _m("render-release-antelope-transient-quorum", "components/settings/releases.py",
+       "transient_quorum_queues=False,", "transient_quorum_queues=True,",
+       "antelope's services are given an option their oslo.messaging does not know", RELEASES),
+    _m("render-release-antelope-oslo-limit", "components/settings/releases.py",
+       "oslo_limit_endpoint_lookup=False,", "oslo_limit_endpoint_lookup=True,",
+       "antelope's services are given [oslo_limit] options their oslo.limit does not know", RELEASES),
+    _m("render-release-own-images-name-it", "components/settings/load.py",
+       "    if version is None and own and not wrong_type:", "    if False:",
+       "a stack of its own nova images gets the config of the default images' nova, whatever its images hold",
+       RELEASES),
 
     # --- the order in which nova and the agent load their files -------------------------------
     _m("files-node-snippet-after-node-sets", "components/render/edpm.py",

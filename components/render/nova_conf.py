@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from components.settings import CELL0, Cell, Nova, ServiceTemplate, Settings
+from components.settings.releases import NovaRelease, WsgiApp
 
 from . import kolla, names
 from .credentials import Credentials, database_url
@@ -36,17 +37,17 @@ WSGI_DIR = "/var/www/cgi-bin/nova"
 
 @dataclass(frozen=True)
 class Runtime:
-    """How a service runs in its pod: kolla's command, and for the WSGI APIs the
-    module whose `application` httpd + mod_wsgi serve (nova has no API binaries)."""
+    """How a service runs in its pod: kolla's command, and for the WSGI APIs where the
+    release defines the application httpd + mod_wsgi serve."""
 
     command: str
     port: int | None = None
-    wsgi_module: str | None = None
+    wsgi_app: Callable[[NovaRelease], WsgiApp] | None = None
 
 
 RUNTIMES = {
-    NovaService.API: Runtime(HTTPD_COMMAND, names.API_PORT, "nova.wsgi.osapi_compute"),
-    NovaService.METADATA: Runtime(HTTPD_COMMAND, names.METADATA_PORT, "nova.wsgi.metadata"),
+    NovaService.API: Runtime(HTTPD_COMMAND, names.API_PORT, lambda release: release.api),
+    NovaService.METADATA: Runtime(HTTPD_COMMAND, names.METADATA_PORT, lambda release: release.metadata),
     NovaService.SCHEDULER: Runtime("/usr/bin/nova-scheduler"),
     NovaService.CONDUCTOR: Runtime("/usr/bin/nova-conductor"),
     # the console page and its scripts, from the image's noVNC
@@ -156,6 +157,7 @@ def _nova_conf(settings: Settings, service: str, creds: Credentials, *, quorum_q
         "nova.conf.j2",
         **{**defaults, **context},
         service=service,
+        release=settings.images.release,
         quorum_queues=quorum_queues,
         keystone=_keystone(settings, creds),
         memcached_servers=names.memcached_servers(settings.nova.memcached_instance, settings.namespace),
@@ -190,10 +192,10 @@ def service_config_files(
     if uses_db:
         files["my.cnf"] = render("my.cnf.j2")
     runtime = RUNTIMES[service]
-    if runtime.wsgi_module:
-        files.update(_wsgi_files(settings, service, runtime))
+    if runtime.wsgi_app:
+        files.update(_wsgi_files(settings, service, runtime.port, runtime.wsgi_app(settings.images.release)))
     files["config.json"] = kolla.service_config_json(
-        runtime.command, uses_database=uses_db, wsgi=_wsgi_names(service) if runtime.wsgi_module else None)
+        runtime.command, uses_database=uses_db, wsgi=_wsgi_names(service) if runtime.wsgi_app else None)
     return files
 
 
@@ -202,15 +204,15 @@ def _wsgi_names(service: NovaService) -> kolla.WsgiFiles:
                            entry=f"{service.value}-wsgi", entry_dir=WSGI_DIR)
 
 
-def _wsgi_files(settings: Settings, service: NovaService, runtime: Runtime) -> dict[str, str]:
-    """httpd.conf, the vhost and the WSGI entry file of a WSGI API."""
+def _wsgi_files(settings: Settings, service: NovaService, port: int | None, app: WsgiApp) -> dict[str, str]:
+    """httpd.conf, the vhost and the WSGI entry file of a WSGI API serving `app` on `port`."""
     wsgi = _wsgi_names(service)
     return {
         wsgi.httpd_conf: render("httpd.conf.j2", service=service.value),
-        wsgi.vhost_conf: render("nova-wsgi.conf.j2", service=service.value, port=runtime.port,
+        wsgi.vhost_conf: render("nova-wsgi.conf.j2", service=service.value, port=port,
                                 timeout=settings.nova.api_timeout, script=f"{WSGI_DIR}/{wsgi.entry}",
                                 script_dir=WSGI_DIR),
-        wsgi.entry: render("nova-wsgi.py.j2", service=service.value, module=runtime.wsgi_module),
+        wsgi.entry: render("nova-wsgi.py.j2", service=service.value, app=app),
     }
 
 

@@ -43,6 +43,18 @@ def regenerate_command(release: str) -> str:
     return f"make catalog NOVA_RELEASE={release}"
 
 
+def not_a_version(release: str) -> str | None:
+    """Why `release` is not a nova version (nor safe in a file name); None when it is one."""
+    if _RELEASE.fullmatch(release):
+        return None
+    return f"'{release}' is not a nova version like 34.0.0{_SERIES_HINT}"
+
+
+def series_hint(release: str) -> str:
+    """A note for a value that looks like an OpenStack series (2023.1) rather than nova's version."""
+    return _SERIES_HINT if _SERIES.fullmatch(release) else ""
+
+
 class CatalogError(Exception):
     """No usable catalog for a release; the message says how to make one."""
 
@@ -163,14 +175,14 @@ class CatalogStore:
     def load(self, release: str) -> OptionCatalog:
         """The catalog of `release`; raises CatalogError saying how to make a usable one."""
         make = regenerate_command(release)
-        if not _RELEASE.fullmatch(release):
-            raise CatalogError(f"'{release}' is not a nova version like 34.0.0{_SERIES_HINT}")
+        problem = not_a_version(release)
+        if problem:
+            raise CatalogError(problem)
         path = self.path(release)
         if not path.is_file():
             shipped = ", ".join(self.releases()) or "none"
-            hint = _SERIES_HINT if _SERIES.fullmatch(release) else ""
             raise CatalogError(
-                f"no option catalog for nova {release}{hint} (catalogs: {shipped}); "
+                f"no option catalog for nova {release}{series_hint(release)} (catalogs: {shipped}); "
                 f"generate {self._shown(path)} with `{make}` and commit it"
             )
         shown = self._shown(path)

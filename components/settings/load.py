@@ -17,13 +17,16 @@ from .extramounts import FIXED_TAGS, parse_extra_mount
 from .model import Images, Kubernetes, KubernetesMode, Settings
 from .nodemounts import with_mounted_files
 from .nova import parse_nova
-from .schema import DEFAULT_NOVA_RELEASE
+from .releases import DEFAULT_IMAGES_RELEASE, NovaRelease, UnsupportedReleaseError, release, supported
 from .validation import read
 
 TOP_LEVEL_KEYS = tuple(field.alias or name for name, field in schema.StackConfig.model_fields.items())
 CONFIG_PREFIX = "openstack-nova:"
 _STRING_KEYS = frozenset({"namespace"})  # Pulumi keeps top-level scalars as strings
-__all__ = ["CONFIG_PREFIX", "DEFAULT_NOVA_RELEASE", "TOP_LEVEL_KEYS", "decode_value", "load"]
+__all__ = ["CONFIG_PREFIX", "DEFAULT_IMAGES_RELEASE", "TOP_LEVEL_KEYS", "decode_value", "load"]
+_RELEASE_PATH = ("images", "novaRelease")
+# The images that hold nova (the neutron agent's does not).
+_NOVA_IMAGES = ("api", "scheduler", "conductor", "metadata", "novncproxy", "compute")
 
 
 def decode_value(key: str, text: Any) -> Any:
@@ -49,17 +52,40 @@ def _kubernetes(ctx: Context, given: schema.Kubernetes) -> Kubernetes:
     )
 
 
-def _options(ctx: Context, release: str, catalog: OptionCatalog | CatalogStore | None) -> OptionCatalog | None:
-    """The catalog that checks customServiceConfig: the store's one for `release`."""
+def _images(ctx: Context, given: schema.Images) -> tuple[Images, NovaRelease | None]:
+    """The images, and the release the program renders for: the one named, or, when every nova
+    image is the default, the default images' (a nova image of the stack's own holds a nova
+    the program cannot guess)."""
+    own = [f"images.{schema.Images.model_fields[name].alias}" for name in _NOVA_IMAGES
+           if getattr(given, name) != schema.Images.model_fields[name].default]
+    version = given.nova_release
+    found: NovaRelease | None = None
+    wrong_type = ctx.has_problem(_RELEASE_PATH)  # said already
+    if version is None and own and not wrong_type:
+        ctx.problem(_RELEASE_PATH, f"is required when the stack names nova images of its own ({', '.join(own)}): "
+                                   f"the nova version in them, one of {supported()}")
+    elif not wrong_type:
+        try:
+            found = release(version or DEFAULT_IMAGES_RELEASE)
+        except UnsupportedReleaseError as error:
+            ctx.problem(_RELEASE_PATH, str(error))
+    fields = {name: getattr(given, name) for name in schema.Images.model_fields if name != "nova_release"}
+    # with a problem, a placeholder: load() raises before anyone reads it
+    return Images(**fields, release=found or release(DEFAULT_IMAGES_RELEASE)), found
+
+
+def _options(ctx: Context, found: NovaRelease | None,
+             catalog: OptionCatalog | CatalogStore | None) -> OptionCatalog | None:
+    """The catalog that checks customServiceConfig: the store's one for the release `found`."""
     if not isinstance(catalog, CatalogStore):
         return catalog
-    if ctx.has_problem(("images", "novaRelease")):
+    if found is None:
         return None  # the release is already a problem; another release's options would only mislead
     try:
-        return catalog.load(release)
+        return catalog.load(found.version)
     except CatalogError as error:
         # never a silent fallback to syntax only: the stack names a release we cannot check
-        ctx.problem(("images", "novaRelease"), str(error))
+        ctx.problem(_RELEASE_PATH, str(error))
         return None
 
 
@@ -80,8 +106,8 @@ def load(
     """
     ctx = Context(secret_keys)
     given = read(ctx, raw)
-    images = Images(**dict(given.images))
-    options = _options(ctx, images.nova_release, catalog)
+    images, found = _images(ctx, given.images)
+    options = _options(ctx, found, catalog)
     problem = label_problem(given.namespace)
     if problem:
         ctx.problem(("namespace",), f"Kubernetes namespace {problem}")

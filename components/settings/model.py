@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from .releases import NovaRelease
 from .secret import SecretStr
 
 CELL0 = "cell0"
@@ -32,8 +33,9 @@ class Images:
     novncproxy: str
     compute: str
     neutron_metadata_agent: str
-    # the nova version in these images: picks the option catalog that checks customServiceConfig
-    nova_release: str
+    # the nova in these images: what the program renders for, and the option catalog that
+    # checks customServiceConfig
+    release: NovaRelease
 
 
 class KubernetesMode(StrEnum):

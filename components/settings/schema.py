@@ -19,11 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSc
 from pydantic.alias_generators import to_camel
 
 from .model import CELL0, KubernetesMode, QueueType, RunLimits
+from .releases import RELEASES
 
 _REGISTRY = "quay.io/podified-antelope-centos9"
 _TAG = "current-podified"
-# The nova of the images devenv/images builds (devenv/images/constraints.txt).
-DEFAULT_NOVA_RELEASE = "34.0.0"
 DEFAULT_CELL = "cell1"
 MAX_REPLICAS = 32
 NOT_EMPTY = r"\S"
@@ -56,7 +55,8 @@ class Shape(BaseModel):
 
 
 class Images(Shape):
-    """The image of each service, and the nova release in them."""
+    """The image of each service, and the nova release in them. The defaults are
+    nova-operator's: upstream's podified-antelope images, whose nova is 27.5.1."""
 
     api: Text = _image("openstack-nova-api")
     scheduler: Text = _image("openstack-nova-scheduler")
@@ -67,8 +67,10 @@ class Images(Shape):
     compute: Text = _image("openstack-nova-compute")
     """nova_compute's on the nodes, unless a node's ansibleVars set edpm_nova_compute_image."""
     neutron_metadata_agent: Text = _image("openstack-neutron-metadata-agent-ovn")
-    nova_release: Text = DEFAULT_NOVA_RELEASE
-    """The nova version in the images: customServiceConfig is checked against its options."""
+    nova_release: Annotated[Text, WithJsonSchema({"type": "string", "enum": list(RELEASES)})] | None = None
+    """The nova version in the images: the program renders nova's config for it and checks
+    customServiceConfig against its options. Default: 27.5.1, the nova of the default images;
+    required when the stack names nova images of its own."""
 
 
 class Kubernetes(Shape):

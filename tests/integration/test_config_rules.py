@@ -77,17 +77,21 @@ RULES: dict[str, tuple[dict[str, Any], str, str]] = {
     "customServiceConfig options are nova's": (
         {"nova": {"cellTemplates": CELLS,
                   "apiServiceTemplate": {"customServiceConfig": "[libvirt]\ncpu_modle = Nehalem\n"}}},
-        "openstack-nova:nova.apiServiceTemplate.customServiceConfig", "cpu_modle is not a nova 34.0.0 option"),
+        # the default images' nova
+        "openstack-nova:nova.apiServiceTemplate.customServiceConfig", "cpu_modle is not a nova 27.5.1 option"),
     "customServiceConfig options are those of the stack's nova release": (
         {"images": {"novaRelease": "27.5.1"},
          "nova": {"cellTemplates": CELLS,
                   "apiServiceTemplate": {"customServiceConfig": "[libvirt]\nmigration_inbound_addr = x\n"}}},
         "openstack-nova:nova.apiServiceTemplate.customServiceConfig",
         "migration_inbound_addr is not a nova 27.5.1 option"),
-    "the nova release has an option catalog": (
+    "the nova release is one the program deploys": (
         {"images": {"novaRelease": "33.0.2"}, "nova": {"cellTemplates": CELLS}},
-        "openstack-nova:images.novaRelease", "generate components/settings/catalogs/nova-33.0.2.json with "
-        "`make catalog NOVA_RELEASE=33.0.2`"),
+        "openstack-nova:images.novaRelease", "the program does not deploy nova 33.0.2: it renders nova's config "
+        "for 27.5.1 (2023.1 antelope), 34.0.0 (2026.2) only"),
+    "nova images of the stack's own name their release": (
+        {"images": {"api": "registry.example/nova-api:mine"}, "nova": {"cellTemplates": CELLS}},
+        "openstack-nova:images.novaRelease", "is required when the stack names nova images of its own (images.api)"),
 }
 
 

@@ -1,5 +1,21 @@
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def pins(path: Path) -> dict[str, str]:
+    """name (lower-case) -> version of a constraints file's `name==version` lines."""
+    found = {}
+    for line in path.read_text().splitlines():
+        name, sep, version = line.partition("==")
+        if sep and not line.startswith("#"):
+            found[name.strip().lower()] = version.strip()
+    return found
+
+
+# The nova of the images devenv/images builds, which the example stacks run and the venv holds.
+LOCAL_IMAGES_RELEASE = pins(ROOT / "devenv" / "images" / "constraints.txt")["nova"]
+
 # A known_hosts file with a (made-up) host key for each node address the tests' stack configs use.
 KNOWN_HOSTS = str(Path(__file__).parent / "data" / "known_hosts")
 

@@ -17,26 +17,18 @@ import yaml
 from components.settings import SHIPPED_CATALOGS, CatalogError, CatalogStore, SettingsError, load
 from components.settings.catalog import CATALOG_DIR, FORMAT
 from components.settings.customconfig import check
-from components.settings.load import CONFIG_PREFIX, DEFAULT_NOVA_RELEASE
+from components.settings.load import CONFIG_PREFIX, DEFAULT_IMAGES_RELEASE
+from tests.unit import LOCAL_IMAGES_RELEASE, ROOT, pins
 from tools import nova_catalog
 
-ROOT = Path(__file__).resolve().parents[2]
 ANTELOPE = "27.5.1"  # 2023.1, the release of upstream's podified-antelope images
+LOCAL = LOCAL_IMAGES_RELEASE  # 34.0.0, the images built here
 PATH = "openstack-nova:images.novaRelease"
 # Real differences between the two shipped releases (diff of their catalogs):
 # nova 29 (2024.1) added [libvirt] migration_inbound_addr; nova 34 no longer
 # has the availability-zone prefilter switch that upstream's templates set.
 ONLY_34 = "[libvirt]\nmigration_inbound_addr = %s\n"
 ONLY_27 = "[scheduler]\nquery_placement_for_availability_zone = true\n"
-
-
-def _pins(path: Path) -> dict[str, str]:
-    pins = {}
-    for line in path.read_text().splitlines():
-        name, sep, version = line.partition("==")
-        if sep and not line.startswith("#"):
-            pins[name.strip().lower()] = version.strip()
-    return pins
 
 
 def _stack(release: str | None, snippet: str) -> dict[str, Any]:
@@ -53,21 +45,14 @@ def _problems(raw: dict[str, Any], store: CatalogStore = SHIPPED_CATALOGS) -> di
 # --- selection ------------------------------------------------------------
 
 
-def test_default_release_is_the_nova_of_the_images_built_here() -> None:
-    images_nova = _pins(ROOT / "devenv" / "images" / "constraints.txt")["nova"]
-    assert images_nova == DEFAULT_NOVA_RELEASE
-    assert load({}, catalog=SHIPPED_CATALOGS).images.nova_release == images_nova
-    assert images_nova in SHIPPED_CATALOGS.releases()
-
-
-def test_at_least_the_images_release_and_antelope_ship() -> None:
-    assert {ANTELOPE, DEFAULT_NOVA_RELEASE} <= set(SHIPPED_CATALOGS.releases())
+def test_the_images_release_and_antelope_ship() -> None:
+    assert {ANTELOPE, LOCAL} <= set(SHIPPED_CATALOGS.releases())
 
 
 @pytest.mark.parametrize("stack", sorted(p.name for p in (ROOT / "stacks").glob("Pulumi.*.yaml")))
 def test_every_example_stack_names_a_shipped_release(stack: str) -> None:
     config = yaml.safe_load((ROOT / "stacks" / stack).read_text())["config"]
-    release = config.get(f"{CONFIG_PREFIX}images", {}).get("novaRelease", DEFAULT_NOVA_RELEASE)
+    release = config.get(f"{CONFIG_PREFIX}images", {}).get("novaRelease", DEFAULT_IMAGES_RELEASE)
     assert SHIPPED_CATALOGS.load(release).release == release
 
 
@@ -75,13 +60,11 @@ def test_the_antelope_example_stack_loads_and_selects_antelope() -> None:
     config = yaml.safe_load((ROOT / "stacks" / "Pulumi.antelope.yaml").read_text())["config"]
     raw = {key.removeprefix(CONFIG_PREFIX): value for key, value in config.items()}
     settings = load(raw, catalog=SHIPPED_CATALOGS)
-    assert settings.images.nova_release == ANTELOPE
+    assert settings.images.release.version == ANTELOPE
     assert settings.images.api.startswith("quay.io/podified-antelope-centos9/")
-    # its snippet sets an option only antelope's nova has: under nova 34 it is refused
-    raw["images"] = {**raw["images"], "novaRelease": DEFAULT_NOVA_RELEASE}
-    (path, message), = _problems(raw).items()
-    assert path == "openstack-nova:nova.schedulerServiceTemplate.customServiceConfig"
-    assert message.startswith("[scheduler] query_placement_for_availability_zone is not a nova 34.0.0 option")
+    # it only names what its images hold already
+    del raw["images"]
+    assert load(raw, catalog=SHIPPED_CATALOGS) == settings
 
 
 # --- what each release accepts ----------------------------------------------
@@ -89,21 +72,20 @@ def test_the_antelope_example_stack_loads_and_selects_antelope() -> None:
 
 def test_an_option_added_after_antelope_is_refused_for_antelope() -> None:
     snippet = ONLY_34 % "192.168.122.100"
-    load(_stack(None, snippet), catalog=SHIPPED_CATALOGS)
-    load(_stack(DEFAULT_NOVA_RELEASE, snippet), catalog=SHIPPED_CATALOGS)
-    problems = _problems(_stack(ANTELOPE, snippet))
-    (message,) = problems.values()
-    assert message.startswith("[libvirt] migration_inbound_addr is not a nova 27.5.1 option")
+    load(_stack(LOCAL, snippet), catalog=SHIPPED_CATALOGS)
+    for release in (ANTELOPE, None):  # None: the default images' release, antelope's
+        (message,) = _problems(_stack(release, snippet)).values()
+        assert message.startswith("[libvirt] migration_inbound_addr is not a nova 27.5.1 option")
 
 
 def test_an_option_nova_34_removed_is_accepted_for_antelope_only() -> None:
     load(_stack(ANTELOPE, ONLY_27), catalog=SHIPPED_CATALOGS)
-    (message,) = _problems(_stack(DEFAULT_NOVA_RELEASE, ONLY_27)).values()
+    (message,) = _problems(_stack(LOCAL, ONLY_27)).values()
     assert message.startswith("[scheduler] query_placement_for_availability_zone is not a nova 34.0.0 option")
 
 
 def test_the_releases_differ_where_the_tests_say() -> None:
-    old, new = SHIPPED_CATALOGS.load(ANTELOPE), SHIPPED_CATALOGS.load(DEFAULT_NOVA_RELEASE)
+    old, new = SHIPPED_CATALOGS.load(ANTELOPE), SHIPPED_CATALOGS.load(LOCAL)
     assert old.lookup("libvirt", "migration_inbound_addr") is None
     assert new.lookup("libvirt", "migration_inbound_addr") is not None
     assert old.lookup("scheduler", "query_placement_for_availability_zone") is not None
@@ -115,11 +97,18 @@ def test_the_releases_differ_where_the_tests_say() -> None:
 # --- errors ---------------------------------------------------------------
 
 
-def test_a_release_without_a_catalog_says_how_to_make_one() -> None:
-    problems = _problems(_stack("33.0.2", "[libvirt]\ncpu_modle = x\n"))
+def test_a_supported_release_without_its_catalog_says_how_to_make_it(tmp_path: Path) -> None:
+    problems = _problems(_stack(ANTELOPE, "[libvirt]\ncpu_modle = x\n"), CatalogStore(tmp_path))
     # the snippet is not checked against another release's options: only the release is a problem
-    assert list(problems) == [PATH]
-    assert problems[PATH] == (
+    assert problems == {PATH: (
+        f"no option catalog for nova 27.5.1 (catalogs: none); generate {tmp_path}/nova-27.5.1.json "
+        "with `make catalog NOVA_RELEASE=27.5.1` and commit it")}
+
+
+def test_a_release_missing_from_the_store_names_its_shipped_path() -> None:
+    with pytest.raises(CatalogError) as caught:
+        SHIPPED_CATALOGS.load("33.0.2")
+    assert str(caught.value) == (
         "no option catalog for nova 33.0.2 (catalogs: 27.5.1, 34.0.0); generate "
         "components/settings/catalogs/nova-33.0.2.json with `make catalog NOVA_RELEASE=33.0.2` and commit it"
     )
@@ -127,7 +116,8 @@ def test_a_release_without_a_catalog_says_how_to_make_one() -> None:
 
 def test_an_openstack_series_is_explained() -> None:
     message = _problems(_stack("2023.1", ""))[PATH]
-    assert message.startswith("no option catalog for nova 2023.1 (nova's own version, not the OpenStack series")
+    assert message.startswith("the program does not deploy nova 2023.1 (nova's own version, not the OpenStack "
+                              "series: 2023.1 antelope is nova 27)")
 
 
 @pytest.mark.parametrize("release", ["../../etc/passwd", "34.0.0/../x", "", "latest"])
@@ -146,11 +136,11 @@ def test_a_release_of_the_wrong_type_is_one_problem_and_no_snippet_is_judged() -
 
 
 def test_a_catalog_of_another_release_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "nova-33.0.0.json").write_text((CATALOG_DIR / "nova-34.0.0.json").read_text())
-    problems = _problems(_stack("33.0.0", ""), CatalogStore(tmp_path))
+    (tmp_path / "nova-27.5.1.json").write_text((CATALOG_DIR / "nova-34.0.0.json").read_text())
+    problems = _problems(_stack(ANTELOPE, ""), CatalogStore(tmp_path))
     assert problems[PATH] == (
-        f"{tmp_path}/nova-33.0.0.json holds the options of nova 34.0.0, not 33.0.0; "
-        "regenerate it with `make catalog NOVA_RELEASE=33.0.0`"
+        f"{tmp_path}/nova-27.5.1.json holds the options of nova 34.0.0, not 27.5.1; "
+        "regenerate it with `make catalog NOVA_RELEASE=27.5.1`"
     )
 
 
@@ -158,17 +148,17 @@ def test_a_catalog_of_another_release_is_refused(tmp_path: Path) -> None:
     ("content", "reason"),
     [
         ("{not json", "cannot be read"),
-        ('{"format": 0, "nova": "33.0.0", "groups": {}}', "is not a catalog this program reads (format 1)"),
+        ('{"format": 0, "nova": "27.5.1", "groups": {}}', "is not a catalog this program reads (format 1)"),
         ('{"DEFAULT": {"debug": {"type": "Boolean"}}}', "is not a catalog this program reads (format 1)"),
-        ('{"format": 1, "nova": "33.0.0", "groups": {"DEFAULT": []}}', "has a malformed option"),
-        ('{"format": 1, "groups": {}}', "names no nova release, not 33.0.0"),
+        ('{"format": 1, "nova": "27.5.1", "groups": {"DEFAULT": []}}', "has a malformed option"),
+        ('{"format": 1, "groups": {}}', "names no nova release, not 27.5.1"),
     ],
 )
 def test_a_broken_catalog_is_a_problem_not_a_traceback(tmp_path: Path, content: str, reason: str) -> None:
-    (tmp_path / "nova-33.0.0.json").write_text(content)
-    message = _problems(_stack("33.0.0", ""), CatalogStore(tmp_path))[PATH]
-    assert message.startswith(f"{tmp_path}/nova-33.0.0.json {reason}")
-    assert message.endswith("regenerate it with `make catalog NOVA_RELEASE=33.0.0`")
+    (tmp_path / "nova-27.5.1.json").write_text(content)
+    message = _problems(_stack(ANTELOPE, ""), CatalogStore(tmp_path))[PATH]
+    assert message.startswith(f"{tmp_path}/nova-27.5.1.json {reason}")
+    assert message.endswith("regenerate it with `make catalog NOVA_RELEASE=27.5.1`")
 
 
 def test_store_errors_name_the_command() -> None:
@@ -188,10 +178,10 @@ def test_shipped_catalog_records_its_release_and_the_pins_it_came_from(path: Pat
     assert data["namespaces"] == list(nova_catalog.NAMESPACES)
     # the libraries are those devenv/catalog.sh installs for this release
     images = ROOT / "devenv" / "images" / "constraints.txt"
-    pins = _pins(images if _pins(images)["nova"] == release else
-                 ROOT / "devenv" / "catalog-constraints" / f"nova-{release}.txt")
+    pinned = pins(images if pins(images)["nova"] == release else
+                  ROOT / "devenv" / "catalog-constraints" / f"nova-{release}.txt")
     assert {name.lower(): version for name, version in data["libraries"].items()} == {
-        name.lower(): pins[name.lower()] for name in data["libraries"]
+        name.lower(): pinned[name.lower()] for name in data["libraries"]
     }
     assert len(data["groups"]) > 50 and "neutron_physnet_*" in data["groups"]
     assert path.read_text() == json.dumps(data, indent=1, sort_keys=True) + "\n"  # as the generator writes

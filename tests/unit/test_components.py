@@ -787,7 +787,7 @@ def test_the_stacks_images_reach_the_nodes_unless_their_ansible_vars_name_others
     compute, agent = "registry.example/nova-compute:stack", "registry.example/neutron-metadata-agent:stack"
     own = "registry.example/nova-compute:node"
     sets = _two_node_sets(tmp_path, n1_vars={"edpm_nova_compute_image": own},
-                          images={"compute": compute, "neutronMetadataAgent": agent})
+                          images={"compute": compute, "neutronMetadataAgent": agent, "novaRelease": "34.0.0"})
 
     def check(_: Any) -> None:
         runs = mocks.of_type(PLAYBOOK_RUN)

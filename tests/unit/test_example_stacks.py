@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.unit import LOCAL_IMAGES_RELEASE, ROOT
 
 
 def _image_tag() -> str:
@@ -28,7 +27,9 @@ def _imported_names() -> set[str]:
 @pytest.mark.parametrize("stack", ["dev", "ci-live-migration"])
 def test_example_stacks_run_the_local_images_and_await_them(stack: str) -> None:
     config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
-    images = config["openstack-nova:images"]
+    images = dict(config["openstack-nova:images"])
+    # the program renders for the nova those images hold
+    assert images.pop("novaRelease") == LOCAL_IMAGES_RELEASE
     assert set(images) >= {"api", "scheduler", "conductor", "metadata", "novncproxy"}
     for key, ref in images.items():
         name, _, tag = ref.removeprefix("localhost/openstack-nova/").partition(":")

@@ -32,14 +32,15 @@ from components.render import (
 )
 from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings, load
 from components.settings.customconfig import parse
-from tests.unit import KNOWN_HOSTS
+from tests.unit import KNOWN_HOSTS, LOCAL_IMAGES_RELEASE
 from tests.unit.fresh import HASH_SEEDS, printed_by_new_interpreters
 
 NS = "openstack"
 
 
-def make_settings(**nova: Any) -> Settings:
+def make_settings(release: str = LOCAL_IMAGES_RELEASE, **nova: Any) -> Settings:
     raw = {
+        "images": {"novaRelease": release},
         "nova": {
             "cellTemplates": {
                 "cell0": {},
@@ -404,7 +405,8 @@ def test_wsgi_apis_run_under_httpd(
     lines = [line.strip() for line in files[vhost].splitlines()]
     assert f"Listen {port}" in lines
     assert "TimeOut 60" in lines  # nova.apiTimeout's default
-    assert (f"WSGIDaemonProcess {service.value} processes=1 threads=1 user=nova group=nova "
+    # two processes, as upstream's: a slow request never holds the probes up (test_releases.py)
+    assert (f"WSGIDaemonProcess {service.value} processes=2 threads=1 user=nova group=nova "
             f"display-name={service.value}") in lines
     assert f"WSGIScriptAlias / /var/www/cgi-bin/nova/{service.value}-wsgi" in lines
     assert f"from {module} import application" in files[f"{service.value}-wsgi"]

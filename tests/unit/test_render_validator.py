@@ -1,31 +1,27 @@
 """Rendered nova.conf against nova's own option definitions (needs nova installed).
 
-- oslo-config-validator accepts each rendered 01-nova.conf;
-- our catalog check (what validates customServiceConfig) accepts them too;
+- oslo-config-validator accepts each rendered 01-nova.conf (test_releases.py checks
+  them against the option catalog of every release);
+- the WSGI entry files import what the installed nova defines;
 - oslo.config, with nova's options, loads the compute files as nova-compute
   would, and oslo.messaging reads back the transport URL.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
-from components.render import (
-    Credentials,
-    NovaService,
-    compute_config_files,
-    host_specific_conf,
-    service_config_files,
-    transport_url,
-)
-from components.settings import SHIPPED_CATALOGS, TOP_LEVEL_KEYS, OptionCatalog, Settings, load
-from components.settings.customconfig import check
+from components.render import Credentials, NovaService, compute_config_files, host_specific_conf, service_config_files
+from components.settings import Settings
+from tests.unit.rendered import credentials, nova_confs, stack
 from tools.nova_catalog import NAMESPACES
 
 pytestmark = pytest.mark.nova
@@ -39,51 +35,17 @@ KNOWN_VALIDATOR_GAPS = {"oslo_limit/auth_type"}
 
 @pytest.fixture(scope="module")
 def settings() -> Settings:
-    raw = {
-        "nova": {
-            "notificationsBus": {"cluster": "rabbitmq"},
-            # cell2's bus serves classic queues, the others quorum queues: both sets of options are checked
-            "cellTemplates": {"cell0": {}, "cell1": {}, "cell2": {
-                "hasAPIAccess": False, "messagingBus": {"queueType": "None"}}},
-        }
-    }
-    return load(raw, secret_keys=TOP_LEVEL_KEYS, catalog=None)
+    return stack(metadata.version("nova"))  # the release of the nova installed here
 
 
 @pytest.fixture(scope="module")
 def creds(settings: Settings) -> Credentials:
-    nova = settings.nova
-    return Credentials(
-        keystone_password="ks$pw",
-        api_db_password="db",
-        cell_db_passwords={c.name: "db" for c in nova.cells},
-        api_transport_url=transport_url(nova.messaging_bus, "p@ss/word", settings.namespace),
-        cell_transport_urls={
-            c.name: transport_url(c.messaging_bus, "p", settings.namespace) for c in nova.cells[1:]
-        },
-        metadata_shared_secret="m",
-        notification_transport_url=transport_url(nova.notifications_bus, "n", settings.namespace),  # type: ignore[arg-type]
-    )
+    return credentials(settings)
 
 
 @pytest.fixture(scope="module")
 def rendered(settings: Settings, creds: Credentials) -> dict[str, str]:
-    """Every 01-nova.conf this config produces, and a compute's 02-nova-host-specific.conf with and
-    without TLS, by a readable name."""
-    cell = settings.nova.cell
-    confs = {
-        "api": service_config_files(settings, NovaService.API, None, creds),
-        "scheduler": service_config_files(settings, NovaService.SCHEDULER, None, creds),
-        "metadata": service_config_files(settings, NovaService.METADATA, None, creds),
-        "superconductor": service_config_files(settings, NovaService.CONDUCTOR, cell("cell0"), creds),
-        "conductor-cell2": service_config_files(settings, NovaService.CONDUCTOR, cell("cell2"), creds),
-        "novncproxy-cell1": service_config_files(settings, NovaService.NOVNCPROXY, cell("cell1"), creds),
-        "compute-cell1": compute_config_files(settings, cell("cell1"), creds),
-        "compute-cell2": compute_config_files(settings, cell("cell2"), creds),
-    }
-    return {**{name: files["01-nova.conf"] for name, files in confs.items()},
-            "host-specific": host_specific_conf("192.168.122.100", "compute-0", tls=False),
-            "host-specific-tls": host_specific_conf("192.168.122.100", "compute-0", tls=True)}
+    return nova_confs(settings, creds)
 
 
 def test_oslo_config_validator_accepts_rendered_files(rendered: dict[str, str], tmp_path: Path) -> None:
@@ -104,9 +66,19 @@ def test_oslo_config_validator_accepts_rendered_files(rendered: dict[str, str], 
         assert errors <= KNOWN_VALIDATOR_GAPS, f"{name}: {errors}"
 
 
-def test_catalog_accepts_rendered_files(rendered: dict[str, str], nova_catalog: OptionCatalog) -> None:
-    for name, text in rendered.items():
-        assert check(text, nova_catalog) == [], name
+@pytest.mark.parametrize("service", [NovaService.API, NovaService.METADATA])
+def test_the_wsgi_entry_imports_what_the_installed_nova_defines(
+        settings: Settings, creds: Credentials, service: NovaService) -> None:
+    entry = service_config_files(settings, service, None, creds)[f"{service.value}-wsgi"]
+    (statement,) = [line for line in entry.splitlines() if line.startswith("from ")]
+    module, name = statement.removeprefix("from ").split("  #")[0].split(" import ")
+    spec = importlib.util.find_spec(module)  # found, not run: running it would start the API
+    assert spec is not None and spec.origin, module
+    source = Path(spec.origin).read_text()
+    defined = f"def {name}(" if name != "application" else "\napplication = "
+    assert defined in source, (module, name)
+    if name != "application":
+        assert f"\napplication = {name}()\n" in entry
 
 
 def test_oslo_config_loads_compute_files_as_nova_compute(
@@ -151,20 +123,4 @@ print(json.dumps({
         "password": "ks$pw",  # written as ks$$pw
         "vhost": "/",
         "user": "nova-cell1",
-    }
-
-
-def test_rendered_files_under_antelope_differ_only_in_oslo_limit_endpoints_and_transient_quorum(
-        rendered: dict[str, str]) -> None:
-    """The program renders one config, for the images' nova; a stack on antelope
-    images gets three [oslo_limit] options its oslo.limit (2.1.0) does not know,
-    and rabbit_transient_quorum_queue, which its oslo.messaging (14.2.0) does not
-    know; oslo.config ignores them. Pinned so that a new gap shows up here."""
-    antelope = SHIPPED_CATALOGS.load("27.5.1")
-    unknown = {m.split(" is not")[0] for text in rendered.values() for m in check(text, antelope)}
-    assert unknown == {
-        "[oslo_limit] endpoint_interface",
-        "[oslo_limit] endpoint_region_name",
-        "[oslo_limit] endpoint_service_type",
-        "[oslo_messaging_rabbit] rabbit_transient_quorum_queue",
     }
