@@ -93,7 +93,7 @@ lint: venv
 	@.venv/bin/mypy
 	@cd ansible && PATH="$(ROOT)/.venv/bin:$$PATH" ansible-lint -q --profile production
 	@command -v shellcheck >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck; } >/dev/null
-	@shellcheck -x devenv/*.sh devenv/images/*.sh .ci/run
+	@shellcheck -x devenv/*.sh devenv/images/*.sh devenv/hosts/*.sh devenv/hosts/libvirt/*.sh .ci/run
 
 ## bench: measure how preview, up and deploy grow with the estate; prints the tables and writes
 ## docs/benchmarks.md. Items 4-5 need the environment with 8 test nodes (`make up NODES=8` first);
