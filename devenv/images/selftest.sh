@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs inside an overlay of the built root (own network namespace, loopback
-# only): the image's commands, kolla's start-up, httpd serving the three WSGI
-# APIs, and the neighbour servers, each started, asked, and stopped.
+# only): the image's commands, kolla's start-up, nova's libvirt driver against
+# libvirt's test driver, httpd serving the four WSGI APIs, the neighbour
+# servers (OVN's databases among them), and the neutron OVN metadata agent
+# registering with a southbound database, each started, asked, and stopped.
 set -euo pipefail
 T=/tmp/selftest
 mkdir -p "$T"
@@ -22,6 +24,10 @@ commands() {
   keystone-manage --help >/dev/null 2>&1 && pass "keystone-manage --help"
   placement-manage --help >/dev/null 2>&1 && pass "placement-manage --help"
   pass "openstack --version: $(openstack --version 2>&1)"
+  pass "neutron-ovn-metadata-agent --version: $(neutron-ovn-metadata-agent --version 2>&1 | tail -n 1)"
+  glance-manage --help >/dev/null 2>&1 && pass "glance-manage --help"
+  pass "$(ovsdb-server --version | head -n 1), OVN schemas: nb $(ovsdb-tool schema-version /usr/share/ovn/ovn-nb.ovsschema), sb $(ovsdb-tool schema-version /usr/share/ovn/ovn-sb.ovsschema)"
+  pass "$(/usr/sbin/haproxy -v | head -n 1)"
   pass "apache2 $(apache2 -v | sed -n 's/^Server version: //p'), python $(python3 -V)"
 }
 
@@ -41,17 +47,67 @@ EOF
   rm -f /var/lib/kolla/config_files/config.json /run_command /etc/nova/copied.txt
 }
 
+# What nova's libvirt driver loads and runs for a server with a local qcow2
+# root disk: the libvirt binding (here against libvirt's built-in test driver,
+# no daemon), the driver's own start-up, and qemu-img as the qcow2 backend runs it.
+libvirt_driver() {
+  python3 - >"$T/libvirt.log" 2>&1 <<'PY' || { tail -20 "$T/libvirt.log"; fail "nova's libvirt driver"; }
+import libvirt
+import libvirtmod_qemu  # noqa: F401  (nova's guest module wants it)
+import nova.conf
+from nova.virt.libvirt import driver
+
+CONF = nova.conf.CONF
+CONF([], project="nova", default_config_files=[])
+CONF.set_override("connection_uri", "test:///default", "libvirt")
+drv = driver.LibvirtDriver(virtapi=None)
+conn = drv._host.get_connection()
+print("nova's LibvirtDriver on test:///default: libvirt", conn.getLibVersion(),
+      "python binding", libvirt.getVersion(), "domains", [d.name() for d in conn.listAllDomains()])
+PY
+  pass "$(tail -n 1 "$T/libvirt.log")"
+  # the driver's privileged file operations, as nova-compute starts its privsep
+  # daemon: the nova user, sudo, nova-rootwrap, privsep-helper
+  runuser -u nova -- python3 - >"$T/privsep.log" 2>&1 <<'PY' || { tail -20 "$T/privsep.log"; fail "nova's privsep daemon"; }
+import shlex
+
+import nova.conf
+import nova.privsep.path
+from nova import utils
+from oslo_privsep import priv_context
+
+nova.conf.CONF([], project="nova", default_config_files=[])
+priv_context.init(root_helper=shlex.split(utils.get_root_helper()))
+data, _ = nova.privsep.path.last_bytes("/etc/shadow", 64)  # root's alone
+assert data
+print(f"nova's privsep daemon ({utils.get_root_helper()} privsep-helper) read /etc/shadow as root")
+PY
+  pass "$(tail -n 1 "$T/privsep.log")"
+  qemu-img create -q -f raw "$T/base.raw" 4M
+  qemu-img create -q -f qcow2 -o "backing_file=$T/base.raw,backing_fmt=raw" "$T/disk.qcow2" 1G
+  python3 -m oslo_concurrency.prlimit --as=1073741824 --cpu=30 -- env LC_ALL=C LANG=C \
+    qemu-img info --output=json "$T/disk.qcow2" >"$T/disk.json" || fail "qemu-img info under prlimit"
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["virtual-size"] == 1 << 30 and d["backing-filename-format"] == "raw"' \
+    "$T/disk.json" || fail "qcow2 over a raw base: $(cat "$T/disk.json")"
+  pass "qemu-img: a 1 GiB qcow2 disk over a raw base, read back under prlimit as nova does"
+}
+
 # sqlite databases, so that each API's WSGI module can build its application.
 api_databases() {
   printf '[api]\nauth_strategy = noauth2\n[api_database]\nconnection = sqlite:///%s/nova_api.db\n[database]\nconnection = sqlite:///%s/nova.db\n' \
     "$T" "$T" >/etc/nova/nova.conf
   printf '[database]\nconnection = sqlite:///%s/keystone.db\n' "$T" >/etc/keystone/keystone.conf
   printf '[placement_database]\nconnection = sqlite:///%s/placement.db\n' "$T" >/etc/placement/placement.conf
+  install -d -o glance -g glance "$T/images"
+  printf '[database]\nconnection = sqlite:///%s/glance.db\n[glance_store]\nfilesystem_store_datadir = %s/images\n' \
+    "$T" "$T" >/etc/glance/glance-api.conf
   { nova-manage api_db sync && nova-manage db sync && keystone-manage db_sync \
       && keystone-manage fernet_setup --keystone-user keystone --keystone-group keystone \
       && keystone-manage credential_setup --keystone-user keystone --keystone-group keystone \
-      && placement-manage db sync; } >"$T/sync.log" 2>&1 || { tail -20 "$T/sync.log"; fail "database sync"; }
+      && placement-manage db sync && glance-manage --config-file /etc/glance/glance-api.conf db_sync; } \
+    >"$T/sync.log" 2>&1 || { tail -20 "$T/sync.log"; fail "database sync"; }
   chown nova "$T"/nova*.db; chown keystone "$T"/keystone.db; chown placement "$T"/placement.db
+  chown glance "$T"/glance.db
   chmod 1777 "$T" # sqlite writes its journal beside the database
   python3 -c 'import nova.wsgi.osapi_compute, nova.wsgi.metadata' >"$T/import.log" 2>&1 \
     || { tail -5 "$T/import.log"; fail "import nova.wsgi.osapi_compute, nova.wsgi.metadata"; }
@@ -100,14 +156,16 @@ EOF
     vhost 8774 nova-api nova /usr/bin/nova-api-wsgi
     vhost 5000 keystone keystone /usr/bin/keystone-wsgi-public
     vhost 8778 placement-api placement /usr/bin/placement-api
+    vhost 9292 glance-api glance "$T/glance-api.wsgi"
   } >/etc/httpd/conf/httpd.conf
+  printf 'from glance.wsgi.api import application  # noqa: F401\n' >"$T/glance-api.wsgi"
   [ "$(httpd -t 2>&1)" = "Syntax OK" ] || fail "httpd -t: $(httpd -t 2>&1)"
   pass "httpd -t: Syntax OK"
   httpd -DFOREGROUND >"$T/httpd.out" 2>&1 &
   local pid=$! port body
   wait_for 30 curl -sf http://127.0.0.1:8080/ || fail "httpd did not answer on 8080"
   pass "httpd -DFOREGROUND, trivial WSGI app: $(curl -s http://127.0.0.1:8080/)"
-  for port in 8774 5000 8778; do
+  for port in 8774 5000 8778 9292; do
     body=$(curl -s --max-time 60 "http://127.0.0.1:$port/") || fail "no answer on $port"
     grep -q '"version' <<<"$body" || { tail -20 "$T/httpd-error.log"; fail "port $port: $body"; }
     pass "httpd :$port /: $(cut -c1-110 <<<"$body")"
@@ -162,11 +220,104 @@ EOF
   pass "memcached stopped"
 }
 
+# OVN's northbound and southbound databases, created and served as the
+# neighbours' pods do (devenv/neighbours/templates/ovsdb-server-start.sh),
+# and asked as the integration tests ask them.
+ovn_databases() {
+  local db port
+  install -d /run/ovn
+  for db in nb:6641 sb:6642; do
+    port=${db#*:} db=${db%:*}
+    ovsdb-tool create "$T/ovn${db}_db.db" "/usr/share/ovn/ovn-$db.ovsschema"
+    ovsdb-server "$T/ovn${db}_db.db" --remote="ptcp:$port:127.0.0.1" --remote="punix:/run/ovn/ovn${db}_db.sock" \
+      --unixctl="/run/ovn/ovn${db}_db.ctl" --pidfile="/run/ovn/ovn${db}_db.pid" --detach --no-chdir \
+      --log-file="$T/ovsdb-$db.log" -vconsole:off
+    wait_for 10 ovsdb-client list-dbs "tcp:127.0.0.1:$port" || fail "ovsdb-server ($db) did not answer"
+    pass "ovsdb-server ($db) on $port serves $(ovsdb-client list-dbs "tcp:127.0.0.1:$port" | tr '\n' ' ')"
+  done
+}
+
+# The node's Open vSwitch database as the agent reads it: the tables it
+# registers, with the columns it asks for (the image has no ovs-vswitchd).
+OVS_SCHEMA='{"name": "Open_vSwitch", "version": "8.3.1", "tables": {
+  "Open_vSwitch": {"isRoot": true, "maxRows": 1, "columns": {
+    "bridges": {"type": {"key": {"type": "uuid", "refTable": "Bridge"}, "min": 0, "max": "unlimited"}},
+    "external_ids": {"type": {"key": "string", "value": "string", "min": 0, "max": "unlimited"}},
+    "other_config": {"type": {"key": "string", "value": "string", "min": 0, "max": "unlimited"}}}},
+  "Bridge": {"isRoot": true, "columns": {"name": {"type": "string"},
+    "ports": {"type": {"key": {"type": "uuid", "refTable": "Port"}, "min": 0, "max": "unlimited"}},
+    "external_ids": {"type": {"key": "string", "value": "string", "min": 0, "max": "unlimited"}}}},
+  "Port": {"columns": {"name": {"type": "string"},
+    "interfaces": {"type": {"key": {"type": "uuid", "refTable": "Interface"}, "min": 1, "max": "unlimited"}},
+    "external_ids": {"type": {"key": "string", "value": "string", "min": 0, "max": "unlimited"}}}},
+  "Interface": {"columns": {"name": {"type": "string"}, "type": {"type": "string"},
+    "external_ids": {"type": {"key": "string", "value": "string", "min": 0, "max": "unlimited"}}}}}}'
+
+# The agent started as the edpm_neutron_metadata role's container starts it:
+# kolla_start with the role's kolla config (rootwrap's config copied into
+# place, then `neutron-ovn-metadata-agent`, which finds /etc/neutron.conf.d
+# itself), as root. It is up once it has registered in the southbound
+# database, which takes both OVSDBs and its privsep daemon (through rootwrap).
+# It finds the southbound database by name, as the stacks name it (python's
+# ovs resolves it through unbound, here from /etc/hosts).
+metadata_agent() {
+  local chassis=selftest-chassis sb=tcp:127.0.0.1:6642 pid ids="" _
+  local sb_name=ovsdbserver-sb.selftest.svc.cluster.local
+  printf '127.0.0.1\t%s\n' "$sb_name" >>/etc/hosts
+  printf '%s\n' "$OVS_SCHEMA" >"$T/vswitch.ovsschema"
+  ovsdb-tool create "$T/conf.db" "$T/vswitch.ovsschema"
+  ovsdb-server "$T/conf.db" --remote=ptcp:6640:127.0.0.1 --unixctl="$T/ovs.ctl" --pidfile="$T/ovs.pid" \
+    --detach --no-chdir --log-file="$T/ovsdb-ovs.log" -vconsole:off
+  wait_for 10 ovsdb-client list-dbs tcp:127.0.0.1:6640 || fail "the Open_vSwitch ovsdb-server did not answer"
+  ovsdb-client transact tcp:127.0.0.1:6640 '["Open_vSwitch", {"op": "insert", "table": "Open_vSwitch",
+    "row": {"external_ids": ["map", [["system-id", "'"$chassis"'"], ["ovn-bridge", "br-int"]]]}}]' >/dev/null
+  # what ovn-controller registers for its node
+  ovn-sbctl --db="$sb" chassis-add "$chassis" geneve 127.0.0.1
+  ovn-sbctl --db="$sb" create Chassis_Private name="$chassis" \
+    chassis="$(ovn-sbctl --db="$sb" --bare --columns=_uuid find Chassis name="$chassis")" >/dev/null
+  install -d -m 0755 /etc/neutron.conf.d
+  cat >/etc/neutron.conf.d/01-neutron-ovn-metadata-agent.conf <<'CONF'
+[DEFAULT]
+state_path = /var/lib/neutron
+metadata_workers = 1
+[agent]
+root_helper = sudo neutron-rootwrap /etc/neutron/rootwrap.conf
+[ovs]
+ovsdb_connection = tcp:127.0.0.1:6640
+[ovn]
+ovn_sb_connection = tcp:ovsdbserver-sb.selftest.svc.cluster.local:6642
+CONF
+  printf '[DEFAULT]\nfilters_path = /usr/share/neutron/rootwrap\nexec_dirs = /sbin,/usr/sbin,/bin,/usr/bin,/usr/local/bin,/usr/local/sbin\nuse_syslog = False\n' \
+    >/etc/neutron.conf.d/01-rootwrap.conf
+  cat >/var/lib/kolla/config_files/config.json <<'JSON'
+{"command": "neutron-ovn-metadata-agent",
+ "config_files": [{"source": "/etc/neutron.conf.d/01-rootwrap.conf", "dest": "/etc/neutron/rootwrap.conf",
+                   "owner": "root:root", "perm": "0600"}],
+ "permissions": [{"path": "/var/lib/neutron", "owner": "neutron:neutron", "recurse": true}]}
+JSON
+  setsid env KOLLA_CONFIG_STRATEGY=COPY_ALWAYS kolla_start >"$T/metadata-agent.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 300); do
+    ids=$(ovn-sbctl --db="$sb" get Chassis_Private "$chassis" external_ids 2>/dev/null || true)
+    grep -q 'neutron:ovn-metadata-id' <<<"$ids" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  grep -q 'neutron:ovn-metadata-id' <<<"$ids" || { tail -20 "$T/metadata-agent.log"; fail "the metadata agent did not register"; }
+  [ -S /var/lib/neutron/metadata_proxy ] || fail "no metadata proxy socket at /var/lib/neutron/metadata_proxy"
+  pass "neutron-ovn-metadata-agent (kolla_start, as root, southbound database tcp:$sb_name:6642) registered: Chassis_Private external_ids $ids"
+  kill -- "-$pid"; wait "$pid" || true
+  pass "neutron-ovn-metadata-agent stopped"
+}
+
 commands
 kolla
+libvirt_driver
 api_databases
 httpd_apis
 mariadb
 rabbitmq
 memcached_server
+ovn_databases
+metadata_agent
 echo "selftest: all passed"

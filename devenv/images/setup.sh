@@ -86,10 +86,13 @@ users() {
   groupadd --gid 42427 qemu
   useradd -l -M --shell /usr/sbin/nologin --uid 42427 --gid 42427 qemu
   groupadd --gid 42473 libvirt
+  kolla_user glance 42415
   kolla_user keystone 42425
   kolla_user mysql 42434
+  kolla_user neutron 42435
   kolla_user nova 42436
   kolla_user rabbitmq 42439
+  kolla_user haproxy 42454 /var/lib/haproxy
   kolla_user memcached 42457 /run/memcache
   kolla_user placement 42482
   usermod --append --groups qemu,libvirt nova
@@ -101,7 +104,7 @@ users() {
 # --- service files and directories -----------------------------------------
 openstack_dirs() {
   local svc
-  for svc in nova keystone placement; do
+  for svc in nova keystone placement neutron glance; do
     install -d -o "$svc" -g "$svc" -m 0755 "/etc/$svc" "/var/log/$svc" "/var/lib/$svc"
   done
   install -d -o nova -g nova -m 0755 /etc/nova/nova.conf.d /var/lib/nova/instances
@@ -112,13 +115,20 @@ openstack_dirs() {
   chown -R nova:nova /etc/nova
   install -m 0440 "$SRC/files/sudoers-nova" /etc/sudoers.d/nova
   visudo -c -q
+  # neutron's packaged files, rootwrap's owned by root: its filters where the
+  # agent's rootwrap.conf looks (filters_path, as RDO packages them).
+  install -m 0644 /usr/local/etc/neutron/api-paste.ini /usr/local/etc/neutron/rootwrap.conf /etc/neutron/
+  install -d -m 0755 /usr/share/neutron/rootwrap
+  install -m 0644 /usr/local/etc/neutron/rootwrap.d/*.filters /usr/share/neutron/rootwrap/
+  # glance-api's paste pipeline, beside the glance-api.conf the pod brings.
+  install -o glance -g glance -m 0644 /usr/local/etc/glance/glance-api-paste.ini /etc/glance/
 }
 
 # Upstream's images have the commands in /usr/bin: link every console script.
 link_commands() {
   python3 - <<'EOF' | while read -r cmd; do [ -e "/usr/bin/$cmd" ] || ln -s "/usr/local/bin/$cmd" "/usr/bin/$cmd"; done
 from importlib.metadata import distribution
-for dist in ("nova", "keystone", "openstack-placement", "python-openstackclient"):
+for dist in ("nova", "keystone", "openstack-placement", "python-openstackclient", "neutron", "glance"):
     for ep in distribution(dist).entry_points:
         if ep.group == "console_scripts":
             print(ep.name)
@@ -137,6 +147,8 @@ neighbour_dirs() {
   install -d -o rabbitmq -g rabbitmq -m 0755 /var/log/rabbitmq
   # Never ship an Erlang cookie: rabbitmq makes one on first start.
   rm -f /var/lib/rabbitmq/.erlang.cookie
+  # Nor an OVN database: each ovsdb-server pod creates its own.
+  rm -f /var/lib/ovn/*.db /etc/ovn/*.db
 }
 
 # --- httpd as on CentOS: ServerRoot /etc/httpd -----------------------------
@@ -182,8 +194,9 @@ httpd_layout() {
 
 # --- clean-up ----------------------------------------------------------------
 cleanup() {
-  # The packages' own test suites (nothing imports them at run time).
-  find "$PYTHON_SITE" -type d -name tests -prune -exec rm -rf {} +
+  # The packages' own test suites (nothing imports them at run time), but
+  # glance_store's: its store entry points name a module there.
+  find "$PYTHON_SITE" -type d -name tests -prune -not -path "$PYTHON_SITE/glance_store/tests" -exec rm -rf {} +
   find /usr/share/doc -mindepth 1 -not -name copyright -not -type d -delete
   find /usr/share/doc -mindepth 1 -type d -empty -delete
   rm -rf /usr/share/man/* /usr/share/info/* /usr/share/lintian /var/lib/apt/lists/*

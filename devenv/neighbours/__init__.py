@@ -1,1 +1,2 @@
-"""nova's neighbours in the local cluster: MariaDB, RabbitMQ, memcached, keystone, placement."""
+"""nova's neighbours in the local cluster: MariaDB, RabbitMQ, memcached, OVN's databases,
+keystone, placement, glance."""

@@ -5,9 +5,10 @@
 Run by devenv/neighbours.sh, which puts pulumi and kubectl on PATH and sets
 KUBECONFIG and OPENSTACK_NOVA_ENV. Reads the stack's settings through the
 project's own settings layer, then applies stage after stage (Secrets;
-MariaDB, RabbitMQ, memcached; database accounts; keystone's bootstrap and
-placement's schema; keystone; keystone's users and catalog; placement and
-the openstackclient pod), each ready before the next. Server-side apply
+MariaDB, RabbitMQ, memcached and OVN's databases; database accounts;
+keystone's bootstrap, placement's and glance's schemas; keystone; keystone's
+users and catalog; placement, glance and the openstackclient pod; the test
+image in glance), each ready before the next. Server-side apply
 changes nothing that is already so; Jobs carry a hash of their inputs in
 their name, so a finished one is not run again; stale objects of earlier
 runs are deleted at the end.
@@ -15,8 +16,12 @@ runs are deleted at the end.
 Data: MariaDB keeps its files on the host, under
 $OPENSTACK_NOVA_ENV/neighbours/<namespace>/mariadb/<instance>, so a new pod
 (a changed config, a restarted node) finds nova's and keystone's schemas
-again. RabbitMQ keeps its node data in an emptyDir: its users and vhosts are
-imported from the config at every boot, and nova's queues are transient.
+again; glance keeps its image files beside it, in .../<namespace>/glance, so
+the images its database lists stay there. RabbitMQ keeps its node data in an
+emptyDir: its users and vhosts are imported from the config at every boot,
+and nova's queues are transient. OVN's databases are emptyDirs too: the
+nodes' ovn-controllers and metadata agents register again when they find
+their rows gone, and nothing writes the northbound database here.
 
 The namespace is created when missing but never deleted: the program's
 Namespace adopts it, and `pulumi destroy` deletes it with the neighbours.
@@ -76,8 +81,8 @@ def env_dir() -> Path:
 
 
 def data_dir(env: Path, namespace: str) -> Path:
-    """The host directory of the namespace's MariaDB data (one directory per instance)."""
-    return env / "neighbours" / namespace / "mariadb"
+    """The host directory of the namespace's data (mariadb/<instance>, glance)."""
+    return env / "neighbours" / namespace
 
 
 def object_key(obj: Obj) -> str:
@@ -112,7 +117,7 @@ def deploy(stack: str, settings: Settings) -> int:
         return 1
     data = data_dir(env, ns)
     data.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(data.parent, 0o700)
+    os.chmod(data, 0o700)
     ctx = Context(namespace=ns, image_tag=image_tag(), data_dir=str(data))
     all_stages = stages(neighbours, secrets, ctx)
     kube = Kubectl(ns)

@@ -1,8 +1,10 @@
 """The environment's own secrets, generated once per namespace and kept for re-runs.
 
 Kept in $OPENSTACK_NOVA_ENV/neighbours/<namespace>.json (0600): the admin's
-and placement's passwords, keystone's and placement's database passwords, a
-root password per MariaDB instance, and keystone's fernet and credential keys.
+password, keystone's database password, the Keystone user's and the database
+account's password of each API beside nova (placement, glance: keys <api> and
+<api>_db), a root password per MariaDB instance, and keystone's fernet and
+credential keys.
 A key that is missing (a new instance, say) is generated and added; nothing
 already there changes, so the Secrets made from them stay the same.
 """
@@ -18,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .plan import EnvPasswords
+from .plan import API_KINDS, EnvPasswords
 
 # keystone-manage fernet_setup makes two keys: 0 (staged) and 1 (primary).
 KEY_COUNT = 2
-_PASSWORDS = ("admin", "placement", "keystone_db", "placement_db")
+_PASSWORDS = ("admin", "keystone_db", *(k.name for k in API_KINDS), *(f"{k.name}_db" for k in API_KINDS))
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,9 @@ def from_data(data: dict[str, Any]) -> EnvSecrets:
     return EnvSecrets(
         passwords=EnvPasswords(
             admin=data["admin"],
-            placement=data["placement"],
             keystone_db=data["keystone_db"],
-            placement_db=data["placement_db"],
+            api_users={k.name: data[k.name] for k in API_KINDS},
+            api_dbs={k.name: data[f"{k.name}_db"] for k in API_KINDS},
             db_root=dict(data["db_root"]),
         ),
         fernet_keys=tuple(data["fernet_keys"]),

@@ -17,13 +17,14 @@ from .envsecrets import EnvSecrets
 from .plan import (
     MEMCACHED,
     MEMCACHED_PORT,
-    PLACEMENT_USER,
     SERVICE_PROJECT,
+    Api,
     BusCluster,
     DbAccount,
     DbInstance,
     Endpoint,
     Neighbours,
+    OvsdbServer,
 )
 from .render import (
     CONFIG_DIR,
@@ -50,9 +51,14 @@ KEYS_DIR = "/var/lib/openstack/keys"  # keystone's fernet and credential keys
 HTTPD_COMMAND = "/usr/sbin/httpd -DFOREGROUND"
 KEYSTONE = "keystone"
 KEYSTONE_PORT = 5000
-PLACEMENT = "placement"
 OPENSTACKCLIENT = "openstackclient"
 OPENSTACKCLIENT_SECRET = "openstackclient-config"
+GLANCE_IMAGE = "glance-api"  # the image's name for glance's pods, as upstream's
+GLANCE_DIR = "/var/lib/glance"  # its file store (images/) and staging areas
+# The image the environment uploads for the tests: a blank raw disk, nothing
+# to boot, so a guest of it runs its firmware only (no download, no OS).
+TEST_IMAGE = "blank-raw-firmware-only"
+TEST_IMAGE_SIZE = 4 * 1024 * 1024
 MEMCACHED_COMMAND = f"/usr/bin/memcached -u memcache -p {MEMCACHED_PORT} -m 64 -c 1024"
 ROLES = ("service", "member", "reader")  # bootstrap makes admin, member and reader; service is ours
 
@@ -86,12 +92,10 @@ def root_password_key(instance: str) -> str:
 
 def env_secret(n: Neighbours, env: EnvSecrets) -> Obj:
     """Like upstream's osp-secret: the passwords the environment made for itself."""
-    data = {
-        "AdminPassword": n.keystone.admin_password,
-        "PlacementPassword": n.placement_password,
-        "KeystoneDatabasePassword": n.keystone_db.password,
-        "PlacementDatabasePassword": n.placement_db.password,
-    }
+    data = {"AdminPassword": n.keystone.admin_password, "KeystoneDatabasePassword": n.keystone_db.password}
+    for api in n.apis:
+        data[f"{api.kind.name.capitalize()}Password"] = api.password
+        data[f"{api.kind.name.capitalize()}DatabasePassword"] = api.db.password
     data.update({root_password_key(i.name): i.root_password for i in n.databases})
     return secret(ENV_SECRET, n.namespace, "environment", data)
 
@@ -129,7 +133,7 @@ def mariadb(instance: DbInstance, ctx: Context, config: Obj) -> list[Obj]:
         "mariadb.yaml.j2", name=instance.name, namespace=ctx.namespace, labels=labels("mariadb", instance.name),
         selector=selector("mariadb", instance.name), image=image("mariadb", ctx.image_tag),
         config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
-        data_dir=f"{ctx.data_dir}/{instance.name}",
+        data_dir=f"{ctx.data_dir}/mariadb/{instance.name}",
     )
 
 
@@ -195,15 +199,37 @@ def memcached(ctx: Context, config: Obj) -> list[Obj]:
     )
 
 
-# ---- keystone and placement (httpd + mod_wsgi) -----------------------------------------
+# ---- OVN's databases ---------------------------------------------------------------------
 
 
-def wsgi_files(service: str, user: str, port: int, module: str) -> tuple[dict[str, str], list[dict[str, Any]]]:
+def ovsdb_config(db: OvsdbServer, ns: str) -> Obj:
+    command = f"/bin/bash {CONFIG_DIR}/ovsdb-server-start.sh {db.db_file} {db.schema} {db.port}"
+    return secret(f"{db.service}-config-data", ns, "ovsdbserver", {
+        "config.json": kolla_config(command),
+        "ovsdb-server-start.sh": static("ovsdb-server-start.sh"),
+    })
+
+
+def ovsdb_server(db: OvsdbServer, ctx: Context, config: Obj) -> list[Obj]:
+    name = db.service.removeprefix("ovsdbserver-")  # nb, sb: the image's name, as upstream's
+    return render_objects(
+        "ovsdb-server.yaml.j2", name=db.service, namespace=ctx.namespace, labels=labels("ovsdbserver", db.service),
+        selector=selector("ovsdbserver", db.service), image=image(f"ovn-{name}-db-server", ctx.image_tag),
+        port=db.port, socket=f"unix:/run/ovn/{db.db_file.removesuffix('.db')}.sock",
+        config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
+    )
+
+
+# ---- keystone, placement and glance (httpd + mod_wsgi) ---------------------------------
+
+
+def wsgi_files(service: str, user: str, port: int, module: str,
+               threads: int = 1) -> tuple[dict[str, str], list[dict[str, Any]]]:
     """httpd.conf and the WSGI entry file of an API, and where kolla copies them."""
     script_dir = f"/var/www/cgi-bin/{service}"
     entry = f"{service}-api"
     files = {
-        "httpd.conf": render("httpd.conf.j2", service=service, user=user, port=port,
+        "httpd.conf": render("httpd.conf.j2", service=service, user=user, port=port, threads=threads,
                              script=f"{script_dir}/{entry}", script_dir=script_dir),
         entry: render("wsgi-entry.py.j2", service=service, module=module),
     }
@@ -263,6 +289,7 @@ def keystone(n: Neighbours, ctx: Context, config: Obj, keys: Obj, env: EnvSecret
         services=api_services(n.keystone.endpoints), config_secret=config["metadata"]["name"], probe_path="/v3",
         pod_annotations=pod_annotations(config, keys),
         extra_mounts=[{"name": "keys", "mountPath": KEYS_DIR, "readOnly": True}], extra_secrets=[keys_volume],
+        host_paths=[],
     )
 
 
@@ -285,7 +312,8 @@ def keystone_bootstrap_job(n: Neighbours, ctx: Context, config: Obj, keys: Obj, 
 
 
 def keystone_setup(n: Neighbours) -> Obj:
-    """What the setup Job converges keystone to: project, roles, service users, placement in the catalog."""
+    """What the setup Job converges keystone to: project, roles, service users, placement and
+    glance in the catalog."""
     want = {
         "keystone_url": n.keystone.internal_url,
         "project": SERVICE_PROJECT,
@@ -293,9 +321,9 @@ def keystone_setup(n: Neighbours) -> Obj:
         "region": n.keystone.region,
         "users": [{"name": u.name, "password": u.password, "roles": list(u.roles)} for u in n.keystone.service_users],
         "services": [{
-            "name": PLACEMENT, "type": PLACEMENT, "description": "Placement Service",
-            "endpoints": {i: e.url for i, e in sorted(n.keystone.placement_endpoints.items())},
-        }],
+            "name": api.kind.name, "type": api.kind.type, "description": api.kind.description,
+            "endpoints": {i: e.url for i, e in sorted(api.endpoints.items())},
+        } for api in n.apis],
     }
     return secret(f"{KEYSTONE}-setup", n.namespace, KEYSTONE, {
         "keystone-setup.py": static("keystone-setup.py"),
@@ -312,38 +340,101 @@ def keystone_setup_job(ctx: Context, setup: Obj, clouds: Obj) -> Obj:
     )
 
 
+def authtoken(n: Neighbours, api: Api) -> dict[str, str]:
+    """What an API's [keystone_authtoken] needs (its templates share the section's shape)."""
+    return {"keystone_public_url": n.keystone.endpoints["public"].url, "keystone_internal_url": n.keystone.internal_url,
+            "username": api.kind.name, "password": api.password, "region": n.keystone.region,
+            "memcached": memcached_servers(n.namespace)}
+
+
 def placement_config(n: Neighbours) -> Obj:
-    ns = n.namespace
-    files, copies = wsgi_files(PLACEMENT, PLACEMENT, n.keystone.placement_endpoints["internal"].port,
-                               "placement.wsgi.api")
-    conf = render(
-        "placement.conf.j2", database_url=database_url(n.placement_db, n.api_instance, ns),
-        keystone_public_url=n.keystone.endpoints["public"].url, keystone_internal_url=n.keystone.internal_url,
-        username=PLACEMENT_USER, password=n.placement_password, region=n.keystone.region,
-        memcached=memcached_servers(ns),
-    )
+    ns, api = n.namespace, n.placement
+    name = api.kind.name
+    files, copies = wsgi_files(name, name, api.kind.port, "placement.wsgi.api")
+    conf = render("placement.conf.j2", database_url=database_url(api.db, n.api_instance, ns), **authtoken(n, api))
     config = kolla_config(HTTPD_COMMAND, [
-        kolla_copy("placement.conf", "/etc/placement/placement.conf", PLACEMENT, "0600"), *copies,
+        kolla_copy("placement.conf", "/etc/placement/placement.conf", name, "0600"), *copies,
     ])
-    return secret(f"{PLACEMENT}-config-data", ns, PLACEMENT, {"config.json": config, "placement.conf": conf, **files})
+    return secret(f"{name}-config-data", ns, name, {"config.json": config, "placement.conf": conf, **files})
+
+
+def api_deployment(api: Api, ctx: Context, image_name: str, config: Obj, probe_path: str,
+                   volumes: list[dict[str, Any]] | None = None) -> list[Obj]:
+    """The Deployment and Services of an API under httpd (placement, glance); `volumes`:
+    {name, mountPath, hostPath} of host directories it keeps data in."""
+    name = api.kind.name
+    return render_objects(
+        "wsgi-api.yaml.j2", name=name, namespace=ctx.namespace, labels=labels(name, name),
+        selector=selector(name, name), image=image(image_name, ctx.image_tag),
+        port=api.kind.port, services=api_services(api.endpoints), probe_path=probe_path,
+        config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
+        extra_mounts=[{"name": v["name"], "mountPath": v["mountPath"]} for v in volumes or ()],
+        extra_secrets=[], host_paths=[{"name": v["name"], "path": v["hostPath"]} for v in volumes or ()],
+    )
 
 
 def placement(n: Neighbours, ctx: Context, config: Obj) -> list[Obj]:
-    return render_objects(
-        "wsgi-api.yaml.j2", name=PLACEMENT, namespace=ctx.namespace, labels=labels(PLACEMENT, PLACEMENT),
-        selector=selector(PLACEMENT, PLACEMENT), image=image(PLACEMENT, ctx.image_tag),
-        port=n.keystone.placement_endpoints["internal"].port, services=api_services(n.keystone.placement_endpoints),
-        probe_path="/",
-        config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
-        extra_mounts=[], extra_secrets=[],
+    return api_deployment(n.placement, ctx, n.placement.kind.name, config, "/")
+
+
+def db_sync_job(api: Api, ctx: Context, image_name: str, config: Obj, command: list[str]) -> Obj:
+    return job(
+        f"{api.kind.name}-db-sync", ctx, image_name=image_name, command=command,
+        mounts=[SecretMount("config-data", config["metadata"]["name"], CONFIG_DIR)], secrets=[config],
     )
 
 
-def placement_db_sync_job(ctx: Context, config: Obj) -> Obj:
+def placement_db_sync_job(n: Neighbours, ctx: Context, config: Obj) -> Obj:
+    return db_sync_job(n.placement, ctx, n.placement.kind.name, config,
+                       ["placement-manage", "--config-file", f"{CONFIG_DIR}/placement.conf", "db", "sync"])
+
+
+def glance_config(n: Neighbours) -> Obj:
+    """glance-api.conf (the file store on the pod's volume, the database on the API instance, as
+    glance-operator's defaults), its httpd.conf and WSGI entry."""
+    ns, api = n.namespace, n.glance
+    name = api.kind.name
+    # a few threads: an image download must not hold up the API's other requests
+    files, copies = wsgi_files(name, name, api.kind.port, "glance.wsgi.api", threads=4)
+    conf = render("glance-api.conf.j2", database_url=database_url(api.db, n.api_instance, ns), data_dir=GLANCE_DIR,
+                  **authtoken(n, api))
+    config = kolla_config(
+        HTTPD_COMMAND,
+        [kolla_copy("glance-api.conf", "/etc/glance/glance-api.conf", name, "0600"), *copies],
+        [{"path": GLANCE_DIR, "owner": f"{name}:{name}", "recurse": True}],
+    )
+    return secret(f"{name}-config-data", ns, name, {"config.json": config, "glance-api.conf": conf, **files})
+
+
+def glance(n: Neighbours, ctx: Context, config: Obj) -> list[Obj]:
+    """glance-api, its file store in a host directory: the database (on the host too) and the
+    image files stay together across new pods."""
+    store = {"name": "data", "mountPath": GLANCE_DIR, "hostPath": f"{ctx.data_dir}/{n.glance.kind.name}"}
+    return api_deployment(n.glance, ctx, GLANCE_IMAGE, config, "/healthcheck", [store])
+
+
+def glance_db_sync_job(n: Neighbours, ctx: Context, config: Obj) -> Obj:
+    return db_sync_job(n.glance, ctx, GLANCE_IMAGE, config,
+                       ["glance-manage", "--config-file", f"{CONFIG_DIR}/glance-api.conf", "db_sync"])
+
+
+def test_image_secret(n: Neighbours) -> Obj:
+    want = {"name": TEST_IMAGE, "size": TEST_IMAGE_SIZE, "disk_format": "raw", "container_format": "bare",
+            "visibility": "public"}
+    return secret("glance-test-image", n.namespace, n.glance.kind.name, {
+        "glance-test-image.py": static("glance-test-image.py"),
+        "glance-test-image.json": json.dumps(want, indent=2) + "\n",
+    })
+
+
+def test_image_job(ctx: Context, spec: Obj, clouds: Obj) -> Obj:
+    """Uploads the test image as the admin (public, so every project boots it)."""
     return job(
-        f"{PLACEMENT}-db-sync", ctx, image_name=PLACEMENT,
-        command=["placement-manage", "--config-file", f"{CONFIG_DIR}/placement.conf", "db", "sync"],
-        mounts=[SecretMount("config-data", config["metadata"]["name"], CONFIG_DIR)], secrets=[config],
+        "glance-test-image", ctx, image_name=OPENSTACKCLIENT,
+        command=["python3", f"{CONFIG_DIR}/glance-test-image.py"],
+        mounts=[SecretMount("config-data", spec["metadata"]["name"], CONFIG_DIR),
+                SecretMount("clouds", clouds["metadata"]["name"], "/etc/openstack")],
+        secrets=[spec, clouds], env=[plain_env("OS_CLOUD", "default")],
     )
 
 
@@ -369,39 +460,46 @@ def openstackclient(ctx: Context, clouds: Obj) -> list[Obj]:
 
 
 def stages(n: Neighbours, env: EnvSecrets, ctx: Context) -> list[Stage]:
-    """Secrets; backing services; database accounts; keystone's bootstrap and placement's
-    schema; keystone; keystone's users and catalog; placement and the client pod."""
+    """Secrets; backing services (OVN's databases among them); database accounts; keystone's
+    bootstrap, placement's and glance's schemas; keystone; keystone's users and catalog;
+    placement, glance and the client pod; the test image."""
     env_obj = env_secret(n, env)
     db_configs = {i.name: mariadb_config(i, ctx.namespace) for i in n.databases}
     db_accounts = {i.name: mariadb_accounts(i, ctx.namespace) for i in n.databases}
     bus_configs = {c.name: rabbitmq_config(c, ctx.namespace) for c in n.buses}
     mc_config = memcached_config(ctx.namespace)
+    ovn_configs = {db.service: ovsdb_config(db, ctx.namespace) for db in n.ovn}
     ks_config, ks_keys, ks_setup = keystone_config(n), keystone_keys(ctx.namespace, env), keystone_setup(n)
-    pl_config, clouds = placement_config(n), clouds_secret(n)
+    pl_config, gl_config, clouds = placement_config(n), glance_config(n), clouds_secret(n)
+    image_spec = test_image_secret(n)
     secrets = [env_obj, *db_configs.values(), *db_accounts.values(), *bus_configs.values(), mc_config,
-               ks_config, ks_keys, ks_setup, pl_config, clouds]
+               *ovn_configs.values(), ks_config, ks_keys, ks_setup, pl_config, gl_config, clouds, image_spec]
     backing = [o for i in n.databases for o in mariadb(i, ctx, db_configs[i.name])]
     backing += [o for c in n.buses for o in rabbitmq(c, ctx, bus_configs[c.name])]
     backing += memcached(ctx, mc_config)
+    backing += [o for db in n.ovn for o in ovsdb_server(db, ctx, ovn_configs[db.service])]
     return [
         Stage("secrets", tuple(secrets)),
-        Stage("mariadb, rabbitmq and memcached", tuple(backing)),
+        Stage("mariadb, rabbitmq, memcached and OVN's databases", tuple(backing)),
         Stage("databases and accounts",
               tuple(mariadb_accounts_job(i, ctx, db_accounts[i.name]) for i in n.databases)),
-        Stage("keystone bootstrap and placement schema", (
+        Stage("keystone bootstrap, placement's and glance's schemas", (
             keystone_bootstrap_job(n, ctx, ks_config, ks_keys, env_obj, env),
-            placement_db_sync_job(ctx, pl_config),
+            placement_db_sync_job(n, ctx, pl_config),
+            glance_db_sync_job(n, ctx, gl_config),
         )),
         Stage("keystone", tuple(keystone(n, ctx, ks_config, ks_keys, env))),
         Stage("keystone users and catalog", (keystone_setup_job(ctx, ks_setup, clouds),)),
-        Stage("placement and openstackclient", tuple([*placement(n, ctx, pl_config), *openstackclient(ctx, clouds)])),
+        Stage("placement, glance and openstackclient", tuple([
+            *placement(n, ctx, pl_config), *glance(n, ctx, gl_config), *openstackclient(ctx, clouds)])),
+        Stage("the test image in glance", (test_image_job(ctx, image_spec, clouds),)),
     ]
 
 
 def secret_values(n: Neighbours, env: EnvSecrets) -> list[str]:
     """Every secret value the objects may carry (for tests: they must stay inside Secrets)."""
-    values = [n.keystone.admin_password, n.placement_password, n.keystone_db.password, n.placement_db.password,
-              *env.fernet_keys, *env.credential_keys]
+    values = [n.keystone.admin_password, n.keystone_db.password, *env.fernet_keys, *env.credential_keys]
+    values += [v for api in n.apis for v in (api.password, api.db.password)]
     values += [i.root_password for i in n.databases] + [a.password for i in n.databases for a in i.accounts]
     values += [u.password for c in n.buses for u in c.users] + [u.password for u in n.keystone.service_users]
     return values

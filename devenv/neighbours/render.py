@@ -33,7 +33,7 @@ class Context:
 
     namespace: str
     image_tag: str
-    data_dir: str  # host directory of the MariaDB data: <data_dir>/<instance>
+    data_dir: str  # host directory of the neighbours' data: mariadb/<instance>, glance
 
 
 def sql_string(value: str) -> str:

@@ -12,10 +12,17 @@ from tests.integration.stacks import Stack, copy_of
 
 
 @pytest.fixture(scope="session")
-def dev_stack() -> Iterator[str]:
+def dev_neighbours() -> str:
+    """The dev stack's neighbours (devenv/neighbours.sh), deployed or converged once for the
+    session, without the program; their namespace."""
+    run(str(ROOT / "devenv" / "neighbours.sh"), "dev")
+    return "openstack"
+
+
+@pytest.fixture(scope="session")
+def dev_stack(dev_neighbours: str) -> Iterator[str]:
     """The dev stack with its neighbours, brought up once for the session."""
     pulumi("stack", "select", "--create", "dev")
-    run(str(ROOT / "devenv" / "neighbours.sh"), "dev")
     # --refresh: the nodes lose their processes when the environment restarts, and
     # refresh finds a node whose nova-compute is not running (drift), so up starts it
     pulumi("up", "--yes", "--skip-preview", "--refresh", "-s", "dev")

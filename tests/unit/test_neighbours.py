@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import stat
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -66,10 +69,10 @@ def test_default_cells_give_one_database_instance_per_cell_and_the_api_instance_
     n, _ = neighbours_of(nova_config())
     by_name = {i.name: i for i in n.databases}
     assert sorted(by_name) == ["openstack", "openstack-cell1", "openstack-cell2"]
-    assert by_name["openstack"].databases == ("keystone", "nova_api", "nova_cell0", "placement")
+    assert by_name["openstack"].databases == ("glance", "keystone", "nova_api", "nova_cell0", "placement")
     assert [(a.name, a.databases) for a in by_name["openstack"].accounts] == [
-        ("keystone", ("keystone",)), ("nova-api", ("nova_api",)), ("nova-cell0", ("nova_cell0",)),
-        ("placement", ("placement",)),
+        ("glance", ("glance",)), ("keystone", ("keystone",)), ("nova-api", ("nova_api",)),
+        ("nova-cell0", ("nova_cell0",)), ("placement", ("placement",)),
     ]
     assert [(a.name, a.password) for a in by_name["openstack-cell1"].accounts] == [("nova-cell1", "pw-db-cell1-x1")]
     assert by_name["openstack-cell2"].databases == ("nova_cell2",)
@@ -109,9 +112,67 @@ def test_keystone_and_placement_are_served_where_the_settings_point():
     n, _ = neighbours_of(nova_config())
     assert {i: (e.service, e.port) for i, e in n.keystone.endpoints.items()} == {
         "internal": ("keystone-internal", 5000), "public": ("keystone-public", 5000)}
-    assert n.keystone.placement_endpoints["public"].url == "http://placement-public.openstack.svc:8778"
+    assert n.placement.endpoints["public"].url == "http://placement-public.openstack.svc:8778"
     assert [(u.name, u.roles) for u in n.keystone.service_users] == [
-        ("nova", ("admin", "service")), ("placement", ("admin", "service"))]
+        ("nova", ("admin", "service")), ("placement", ("admin", "service")), ("glance", ("admin", "service"))]
+
+
+def test_glance_is_served_under_glance_operators_names_with_its_own_user_and_database():
+    n, env = neighbours_of(nova_config())
+    assert (n.glance.kind.type, n.glance.kind.port) == ("image", 9292)
+    assert {i: e.url for i, e in n.glance.endpoints.items()} == {
+        "internal": "http://glance-default-internal.openstack.svc:9292",
+        "public": "http://glance-default-public.openstack.svc:9292",
+    }
+    assert n.glance.password == env.passwords.api_users["glance"] != env.passwords.api_users["placement"]
+    assert (n.glance.db.name, n.glance.db.databases) == ("glance", ("glance",))
+
+
+def test_ovn_databases_are_served_under_ovn_operators_names():
+    n, _ = neighbours_of(nova_config())
+    assert [(d.service, d.port, d.database) for d in n.ovn] == [
+        ("ovsdbserver-nb", 6641, "OVN_Northbound"), ("ovsdbserver-sb", 6642, "OVN_Southbound")]
+
+
+def with_sb_connection(connection: str) -> Any:
+    raw = {"namespace": "openstack", "nova": nova_config(), "dataplane": {"ovn": {"sbConnection": connection}}}
+    return load(raw, secret_keys={"nova"}, catalog=None)
+
+
+@pytest.mark.parametrize("connection", [
+    "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642",
+    # a real OVN outside the cluster: the environment has nothing to say about it
+    "tcp:10.0.0.5:6642,tcp:ovn.example.com:6642",
+    "unix:/run/ovn/ovnsb_db.sock",
+])
+def test_a_southbound_database_the_environment_serves_or_one_outside_it_is_accepted(connection):
+    settings = with_sb_connection(connection)
+    assert plan.plan(settings, env_for(settings).passwords, "dev").ovn
+
+
+@pytest.mark.parametrize("connection", [
+    # OVN's clients resolve names with libunbound, without the search list: this would not resolve
+    "tcp:ovsdbserver-sb.openstack.svc:6642",
+    "tcp:ovsdbserver-nb.openstack.svc.cluster.local:6642",
+    "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6641",
+    "tcp:10.0.0.5:6642,tcp:ovn-sb.openstack.svc.cluster.local:6642",
+])
+def test_a_southbound_database_in_the_namespace_other_than_the_served_one_is_reported(connection):
+    settings = with_sb_connection(connection)
+    with pytest.raises(plan.PlanError) as raised:
+        plan.plan(settings, env_for(settings).passwords, "dev")
+    assert raised.value.problems == (
+        f"dataplane.ovn.sbConnection is {connection}: the local environment serves OVN's southbound database "
+        "at tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642 (the whole name: OVN's clients resolve it without "
+        "the search list)",)
+
+
+def test_the_example_stacks_name_the_southbound_database_the_environment_serves():
+    root = Path(__file__).resolve().parents[2]
+    for stack, namespace in (("dev", "openstack"), ("ci-live-migration", "openstack-lm")):
+        config = yaml.safe_load((root / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+        assert config["openstack-nova:namespace"] == namespace
+        assert config["openstack-nova:dataplane"]["ovn"]["sbConnection"] == plan.ovn_sb_connection(namespace)
 
 
 # ---- what the settings cannot ask for ----------------------------------------------------
@@ -149,11 +210,20 @@ def test_one_account_with_two_passwords_is_reported():
     assert "nova.apiDatabase.password and nova.cellTemplates.cell0.cellDatabase.password" in problem
 
 
-def test_nova_cannot_take_keystones_own_database_account():
+@pytest.mark.parametrize("account", ["keystone", "placement", "glance"])
+def test_nova_cannot_take_the_database_account_of_a_neighbour(account):
     nova = nova_config()
-    nova["apiDatabase"]["account"] = "keystone"
+    nova["apiDatabase"]["account"] = account
     (problem,) = problems_of(nova)
-    assert problem.startswith("nova.apiDatabase.account: keystone on openstack")
+    assert problem.startswith(f"nova.apiDatabase.account: {account} on openstack is {account}'s own account")
+
+
+@pytest.mark.parametrize("user", ["admin", "placement", "glance"])
+def test_nova_cannot_take_the_keystone_user_of_a_neighbour(user):
+    nova = nova_config()
+    nova["keystone"]["serviceUser"] = user
+    (problem,) = problems_of(nova)
+    assert problem == f"nova.keystone.serviceUser cannot be {user}: the environment's own user"
 
 
 def test_a_keystone_url_outside_the_namespace_is_reported():
@@ -177,7 +247,7 @@ def rendered() -> tuple[list[manifests.Stage], plan.Neighbours, envsecrets.EnvSe
     nova = nova_config()
     nova["apiDatabase"]["password"] = "pw-db-api-x1'$\"\\"  # quotes, $ and a backslash
     n, env = neighbours_of(nova)
-    ctx = render.Context(namespace="openstack", image_tag="2026.2-1", data_dir="/env/neighbours/openstack/mariadb")
+    ctx = render.Context(namespace="openstack", image_tag="2026.2-1", data_dir="/env/neighbours/openstack")
     return manifests.stages(n, env, ctx), n, env
 
 
@@ -223,11 +293,14 @@ def test_the_stages_come_in_dependency_order(rendered):
     kinds = [sorted({f"{o['kind']}/{o['metadata']['name'].split('-')[0]}" for o in s.objects}) for s in stages]
     assert {k.split("/")[0] for k in kinds[0]} == {"Secret"}
     assert "StatefulSet/openstack" in kinds[1] and "StatefulSet/rabbitmq" in kinds[1]
+    assert "StatefulSet/ovsdbserver" in kinds[1]
     assert kinds[2] == ["Job/openstack"]
-    assert kinds[3] == ["Job/keystone", "Job/placement"]
+    assert kinds[3] == ["Job/glance", "Job/keystone", "Job/placement"]
     assert "Deployment/keystone" in kinds[4]
     assert kinds[5] == ["Job/keystone"]
-    assert "Deployment/placement" in kinds[6] and "Deployment/openstackclient" in kinds[6]
+    assert {"Deployment/placement", "Deployment/glance", "Deployment/openstackclient"} <= set(kinds[6])
+    assert kinds[7] == ["Job/glance"]
+    assert len(stages) == 8
 
 
 def secret_named(stages: list[manifests.Stage], name: str) -> dict[str, str]:
@@ -246,7 +319,7 @@ def test_account_sql_quotes_passwords_and_names(rendered):
 def test_config_files_reach_their_services(rendered):
     stages, n, _ = rendered
     placement = secret_named(stages, "placement-config-data")
-    assert f"password = {n.placement_password}" in placement["placement.conf"]
+    assert f"password = {n.placement.password}" in placement["placement.conf"]
     assert "auth_url = http://keystone-internal.openstack.svc:5000" in placement["placement.conf"]
     assert "from placement.wsgi.api import application" in placement["placement-api"]
     keystone = secret_named(stages, "keystone-config-data")
@@ -257,7 +330,114 @@ def test_config_files_reach_their_services(rendered):
     clouds = yaml.safe_load(secret_named(stages, "openstackclient-config")["clouds.yaml"])
     assert clouds["clouds"]["default"]["auth"]["password"] == n.keystone.admin_password
     setup = json.loads(secret_named(stages, "keystone-setup")["keystone-setup.json"])
-    assert "service" in setup["roles"] and [s["type"] for s in setup["services"]] == ["placement"]
+    assert "service" in setup["roles"] and [s["type"] for s in setup["services"]] == ["placement", "image"]
+
+
+def workload(stages: list[manifests.Stage], kind: str, name: str) -> dict[str, Any]:
+    obj: dict[str, Any] = next(o for s in stages for o in s.objects
+                               if o["kind"] == kind and o["metadata"]["name"] == name)
+    return obj
+
+
+def host_paths(obj: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """mount path -> (host path, type) of a workload's hostPath volumes."""
+    spec = obj["spec"]["template"]["spec"]
+    volumes = {v["name"]: v["hostPath"] for v in spec["volumes"] if "hostPath" in v}
+    (container,) = spec["containers"]
+    return {m["mountPath"]: (volumes[m["name"]]["path"], volumes[m["name"]]["type"])
+            for m in container["volumeMounts"] if m["name"] in volumes}
+
+
+def services(stages: list[manifests.Stage]) -> dict[str, tuple[int, dict[str, str]]]:
+    return {o["metadata"]["name"]: (o["spec"]["ports"][0]["port"], o["spec"]["selector"])
+            for s in stages for o in s.objects if o["kind"] == "Service"}
+
+
+def test_mariadb_and_glance_keep_their_data_in_the_namespaces_host_directory(rendered):
+    stages, _, _ = rendered
+    assert host_paths(workload(stages, "StatefulSet", "openstack-cell1")) == {
+        "/var/lib/mysql": ("/env/neighbours/openstack/mariadb/openstack-cell1", "DirectoryOrCreate")}
+    assert host_paths(workload(stages, "Deployment", "glance")) == {
+        "/var/lib/glance": ("/env/neighbours/openstack/glance", "DirectoryOrCreate")}
+
+
+def test_glance_serves_its_file_store_from_its_volume_as_its_own_user(rendered):
+    stages, n, _ = rendered
+    config = secret_named(stages, "glance-config-data")
+    conf = config["glance-api.conf"]
+    assert f"connection = mysql+pymysql://glance:{n.glance.db.password}@openstack.openstack.svc/glance?charset=utf8" \
+        in conf
+    assert "enabled_backends = default_backend:file" in conf
+    assert "[default_backend]\nfilesystem_store_datadir = /var/lib/glance/images\n" in conf
+    assert f"username = glance\npassword = {n.glance.password}\n" in conf
+    assert "flavor = keystone" in conf
+    kolla = json.loads(config["config.json"])
+    assert kolla["command"] == "/usr/sbin/httpd -DFOREGROUND"
+    assert {"source": "/var/lib/openstack/config/glance-api.conf", "dest": "/etc/glance/glance-api.conf",
+            "owner": "glance", "perm": "0600"} in kolla["config_files"]
+    assert kolla["permissions"] == [{"path": "/var/lib/glance", "owner": "glance:glance", "recurse": True}]
+    assert "WSGIDaemonProcess glance processes=1 threads=4 user=glance group=glance" in config["httpd.conf"]
+    assert "from glance.wsgi.api import application" in config["glance-api"]
+    deployment = workload(stages, "Deployment", "glance")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "localhost/openstack-nova/glance-api:2026.2-1"
+    assert container["readinessProbe"]["httpGet"] == {"path": "/healthcheck", "port": 9292}
+    found = services(stages)
+    for name in ("glance-default-internal", "glance-default-public"):
+        assert found[name] == (9292, {"app.kubernetes.io/name": "glance", "app.kubernetes.io/instance": "glance"})
+
+
+def test_glance_schema_is_synced_with_the_pods_own_config(rendered):
+    stages, _, _ = rendered
+    (sync,) = [o for o in stages[3].objects if o["metadata"]["name"].startswith("glance-db-sync-")]
+    (container,) = sync["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == ["glance-manage", "--config-file", "/var/lib/openstack/config/glance-api.conf",
+                                    "db_sync"]
+    assert container["image"] == "localhost/openstack-nova/glance-api:2026.2-1"
+    mounts = {v["name"]: v["secret"]["secretName"] for v in sync["spec"]["template"]["spec"]["volumes"]}
+    assert mounts == {"config-data": "glance-config-data"}
+
+
+def test_the_test_image_is_uploaded_as_the_admin_once_glance_is_ready(rendered):
+    stages, _, _ = rendered
+    spec = json.loads(secret_named(stages, "glance-test-image")["glance-test-image.json"])
+    assert spec == {"name": "blank-raw-firmware-only", "size": 4 * 1024 * 1024, "disk_format": "raw",
+                    "container_format": "bare", "visibility": "public"}
+    (upload,) = stages[-1].objects
+    pod = upload["spec"]["template"]["spec"]
+    assert pod["containers"][0]["command"] == ["python3", "/var/lib/openstack/config/glance-test-image.py"]
+    assert {v["name"]: v["secret"]["secretName"] for v in pod["volumes"]} == {
+        "config-data": "glance-test-image", "clouds": "openstackclient-config"}
+    assert "Deployment/glance" in {f"{o['kind']}/{o['metadata']['name']}" for o in stages[-2].objects}
+
+
+def test_ovn_databases_are_ovsdb_servers_behind_ovn_operators_services(rendered):
+    stages, _, _ = rendered
+    found = services(stages)
+    for db, port, schema in (("nb", 6641, "ovn-nb"), ("sb", 6642, "ovn-sb")):
+        name = f"ovsdbserver-{db}"
+        assert found[name] == (port, {"app.kubernetes.io/name": "ovsdbserver", "app.kubernetes.io/instance": name})
+        kolla = json.loads(secret_named(stages, f"{name}-config-data")["config.json"])
+        assert kolla["command"] == (f"/bin/bash /var/lib/openstack/config/ovsdb-server-start.sh ovn{db}_db.db "
+                                    f"/usr/share/ovn/{schema}.ovsschema {port}")
+        pod = workload(stages, "StatefulSet", name)["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        assert container["image"] == f"localhost/openstack-nova/ovn-{db}-db-server:2026.2-1"
+        assert container["readinessProbe"]["exec"]["command"] == [
+            "ovsdb-client", "--timeout=5", "list-dbs", f"unix:/run/ovn/ovn{db}_db.sock"]
+        assert {"name": "data", "emptyDir": {}} in pod["volumes"]
+
+
+def test_every_image_a_neighbour_runs_is_one_the_environment_imports(rendered):
+    stages, _, _ = rendered
+    text = (Path(__file__).resolve().parents[2] / "devenv" / "images.sh").read_text()
+    match = re.search(r"^IMAGE_NAMES=\(([^)]*)\)", text, re.M)
+    assert match
+    imported = set(match.group(1).split())
+    used = {o["spec"]["template"]["spec"]["containers"][0]["image"] for o in all_objects(stages)
+            if o["kind"] in ("Deployment", "StatefulSet", "Job")}
+    names = {u.removeprefix("localhost/openstack-nova/").partition(":")[0] for u in used}
+    assert {"glance-api", "ovn-nb-db-server", "ovn-sb-db-server"} <= names <= imported
 
 
 def test_keystone_mounts_its_keys_as_a_key_repository(rendered):
@@ -306,6 +486,34 @@ def test_generated_secrets_are_kept_and_only_missing_ones_are_added(tmp_path):
     assert grown.passwords.admin == first.passwords.admin
     assert set(grown.passwords.db_root) == {"openstack", "openstack-cell1"}
     assert first.passwords.admin not in repr(grown)
+
+
+def test_an_environment_made_before_glance_keeps_its_passwords_and_gains_glances(tmp_path):
+    """The store of an environment that had placement only: placement's passwords (in keystone and
+    MariaDB already) stay as they are; glance's are added."""
+    path = tmp_path / "openstack.json"
+    old = {"admin": "pw-admin", "placement": "pw-placement", "keystone_db": "pw-keystone-db",
+           "placement_db": "pw-placement-db", "db_root": {"openstack": "pw-root"},
+           "fernet_keys": ["k0", "k1"], "credential_keys": ["c0", "c1"]}
+    path.write_text(json.dumps(old))
+    loaded = envsecrets.load_or_create(path, ["openstack"])
+    assert (loaded.passwords.admin, loaded.passwords.keystone_db) == ("pw-admin", "pw-keystone-db")
+    assert loaded.passwords.api_users["placement"] == "pw-placement"
+    assert loaded.passwords.api_dbs["placement"] == "pw-placement-db"
+    glance = {loaded.passwords.api_users["glance"], loaded.passwords.api_dbs["glance"]}
+    assert len(glance) == 2 and not glance & {"pw-admin", "pw-placement", "pw-placement-db"}
+    stored = json.loads(path.read_text())
+    assert {k: stored[k] for k in old} == old
+    assert stored["glance"] == loaded.passwords.api_users["glance"]
+
+
+def test_the_environments_secret_holds_each_apis_passwords_as_upstreams_osp_secret_names_them(rendered):
+    stages, n, _ = rendered
+    data = secret_named(stages, manifests.ENV_SECRET)
+    assert data["GlancePassword"] == n.glance.password
+    assert data["GlanceDatabasePassword"] == n.glance.db.password
+    assert data["PlacementPassword"] == n.placement.password
+    assert data["PlacementDatabasePassword"] == n.placement.db.password
 
 
 def test_pulumi_config_json_becomes_loads_raw_config():
@@ -361,3 +569,62 @@ def test_waiting_stops_at_a_crash_loop_only_after_restarts():
 def test_a_failing_pod_is_named_by_its_workload():
     assert kube._owner(pod("x")) == "deployment/keystone"
     assert kube._owner(pod("x", owner={"kind": "Job", "name": "keystone-setup-1234"})) == "job/keystone-setup-1234"
+
+
+# ---- the test image Job's script ---------------------------------------------------------
+
+
+class FakeImages:
+    """glance as openstacksdk's image proxy shows it, for glance-test-image.py."""
+
+    def __init__(self, images: list[SimpleNamespace]) -> None:
+        self.images_now = images
+        self.deleted: list[str] = []
+        self.created: list[dict[str, Any]] = []
+
+    def images(self, name: str) -> list[SimpleNamespace]:
+        return [i for i in self.images_now if i.name == name]
+
+    def delete_image(self, image: SimpleNamespace) -> None:
+        self.deleted.append(image.id)
+
+    def create_image(self, **kwargs: Any) -> SimpleNamespace:
+        self.created.append(kwargs)
+        return SimpleNamespace(id="new", name=kwargs["name"], size=len(kwargs["data"]), status="active")
+
+
+def run_test_image_script(monkeypatch, tmp_path, images: list[SimpleNamespace]) -> FakeImages:
+    want = {"name": "blank", "size": 4096, "disk_format": "raw", "container_format": "bare", "visibility": "public"}
+    (tmp_path / "glance-test-image.json").write_text(json.dumps(want))
+    monkeypatch.setenv("SETUP_CONFIG_DIR", str(tmp_path))
+    fake = FakeImages(images)
+    path = render.TEMPLATES / "glance-test-image.py"
+    spec = importlib.util.spec_from_file_location("glance_test_image", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module.openstack, "connect", lambda cloud: SimpleNamespace(image=fake))
+    assert module.main() == 0
+    return fake
+
+
+def image(id_: str, status: str = "active", size: int = 4096, name: str = "blank") -> SimpleNamespace:
+    return SimpleNamespace(id=id_, name=name, status=status, size=size)
+
+
+def test_the_test_image_is_uploaded_as_a_blank_raw_disk_when_missing(monkeypatch, tmp_path):
+    fake = run_test_image_script(monkeypatch, tmp_path, [image("other", name="cirros")])
+    (created,) = fake.created
+    assert created["data"] == bytes(4096)
+    assert {k: created[k] for k in ("name", "disk_format", "container_format", "visibility")} == {
+        "name": "blank", "disk_format": "raw", "container_format": "bare", "visibility": "public"}
+    assert created["wait"] is True and created["validate_checksum"] is True
+    assert fake.deleted == []
+
+
+def test_an_active_test_image_is_kept_and_broken_or_stale_ones_are_replaced(monkeypatch, tmp_path):
+    fake = run_test_image_script(monkeypatch, tmp_path, [image("queued", status="queued"), image("good"),
+                                                         image("twin")])
+    assert fake.created == [] and fake.deleted == ["queued", "twin"]
+    fake = run_test_image_script(monkeypatch, tmp_path, [image("small", size=1024)])
+    assert fake.deleted == ["small"] and len(fake.created) == 1
