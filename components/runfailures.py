@@ -12,7 +12,7 @@ from components import nodessh, runguard
 from components.settings.knownhosts import lookup_name
 
 # Nodes whose services are dropped from the stack without their stop step when they cannot
-# be reached (comma-separated node names; README, "A node that is gone").
+# be reached (comma-separated node names; docs/operations.md, "A node that is gone").
 FORGET_NODES = "OPENSTACK_NOVA_FORGET_NODES"
 _PLAY = re.compile(r"^PLAY \[(.*)\] \**$", re.M)
 _TASK = re.compile(r"^(?:TASK|RUNNING HANDLER) \[(.*)\] \**$", re.M)
@@ -54,7 +54,7 @@ def _refused(props: Mapping[str, Any], node: nodessh.Target, refusal: nodessh.Re
                 "and run `pulumi up` again. Otherwise another machine may be answering for the node: trust nothing.")
     if refusal.kind == "unknown":
         return (f"{file} has no host key for {lookup}, so {node} cannot be trusted ({refusal.detail}): add "
-                f"the node's key (README, \"Trusting a node\") and run `pulumi up` again.")
+                f"the node's key (docs/operations.md, \"Trusting a node\") and run `pulumi up` again.")
     if refusal.kind == "denied":
         return (f"{node} refused {node.user}'s key ({refusal.detail}): its public key must be in "
                 f"{node.user}'s authorized_keys on the node (nodeTemplate.ansibleUser, "
@@ -118,7 +118,7 @@ def forget_on_delete(props: Mapping[str, Any], error: UnreachableNodeError) -> s
             f"{node}-{Path(props['stop_playbook']).stem.removesuffix('-stop')}>'")
     return (f"{error}\nThe resource stays in the stack until its stop step has run on {node}. Either bring {node} "
             f"back and run `pulumi up` again, or, if it is gone for good, forget it knowingly (nothing is stopped "
-            f"on it; README, \"A node that is gone\"): run `{FORGET_NODES}={node} pulumi up`, or drop this "
+            f"on it; docs/operations.md, \"A node that is gone\"): run `{FORGET_NODES}={node} pulumi up`, or drop this "
             f"resource from the state and run `pulumi up` again:\n    {drop}")
 
 

@@ -151,7 +151,7 @@ def _with_host_keys(ctx: Context, path: Path, node: Node, template: NodeTemplate
             path,
             f"{template.known_hosts_file} (nodeTemplate.knownHostsFile) has no host key for {name}: add the "
             f"node's key (from `ssh-keyscan -p {template.ansible_port} {node.ansible_host}`, checked against "
-            "the node itself; README, \"Trusting a node\")",
+            "the node itself; docs/operations.md, \"Trusting a node\")",
         )
     return replace(node, host_keys=keys)
 

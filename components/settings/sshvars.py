@@ -26,7 +26,7 @@ _WHERE_INSTEAD = {
     "ansible_host": "set the node's ansibleHost instead",
     "ansible_port": "set nodeTemplate.ansiblePort instead",
 }
-TRUST = "add the node's key to nodeTemplate.knownHostsFile instead (README, \"Trusting a node\")"
+TRUST = "add the node's key to nodeTemplate.knownHostsFile instead (docs/operations.md, \"Trusting a node\")"
 
 
 def check_ssh_vars(ctx: Context, path: Path, ansible_vars: Mapping[str, Any]) -> None:

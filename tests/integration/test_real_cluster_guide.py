@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings.schema import DEFAULT_NOVA_RELEASE, Images
+from components.settings.schema import Images
 from tests.integration.local_env import ENV, ROOT, kubectl_json, node, openstack, run, up
 from tests.integration.nova_compute import eventually
 from tests.integration.stacks import copy_project
@@ -222,7 +222,6 @@ def _prepare(tmp: Path, dev: dict[str, Any]) -> Estate:
         "<nova-novncproxy image>": images["novncproxy"],
         "<nova-compute image>": images["compute"],
         "<neutron-metadata-agent-ovn image>": images.get("neutronMetadataAgent", Images().neutron_metadata_agent),
-        "<the nova version in the images>": images.get("novaRelease", DEFAULT_NOVA_RELEASE),
         "<keystone internal URL>": _endpoint("identity", "internal"),
         "<keystone public URL>": _endpoint("identity", "public"),
         "<placement internal URL>": _endpoint("placement", "internal"),

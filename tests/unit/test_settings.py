@@ -506,7 +506,7 @@ def test_a_node_without_a_host_key_is_a_problem(tmp_path: Any, services: list[st
     problems = problems_of(raw)
     assert problems == {P + "dataplane.nodeSets.edpm-a.nodes.compute-1": (
         f"{tmp_path}/known_hosts (nodeTemplate.knownHostsFile) has no host key for 192.168.122.101: add the "
-        "node's key (from `ssh-keyscan -p 22 192.168.122.101`, checked against the node itself; README, "
+        "node's key (from `ssh-keyscan -p 22 192.168.122.101`, checked against the node itself; docs/operations.md, "
         "\"Trusting a node\")")}
 
 
@@ -534,16 +534,17 @@ def test_a_node_set_without_nodes_needs_no_known_hosts_file() -> None:
 
 SSH_VAR_CASES = [
     ("ansible_host_key_checking", False, "host keys are always checked; add the node's key to "
-     "nodeTemplate.knownHostsFile instead (README, \"Trusting a node\")"),
+     "nodeTemplate.knownHostsFile instead (docs/operations.md, \"Trusting a node\")"),
     ("ansible_ssh_host_key_checking", "no", "host keys are always checked; add the node's key to "
-     "nodeTemplate.knownHostsFile instead (README, \"Trusting a node\")"),
+     "nodeTemplate.knownHostsFile instead (docs/operations.md, \"Trusting a node\")"),
     ("ansible_ssh_common_args", "-o ProxyJump=bastion -o StrictHostKeyChecking=no",
      "StrictHostKeyChecking would change which host key SSH accepts; add the node's key to "
-     "nodeTemplate.knownHostsFile instead (README, \"Trusting a node\")"),
+     "nodeTemplate.knownHostsFile instead (docs/operations.md, \"Trusting a node\")"),
     ("ansible_ssh_extra_args", "-o userknownhostsfile=/dev/null", "userknownhostsfile would change which host key "
-     "SSH accepts; add the node's key to nodeTemplate.knownHostsFile instead (README, \"Trusting a node\")"),
+     "SSH accepts; add the node's key to nodeTemplate.knownHostsFile instead (docs/operations.md, "
+     "\"Trusting a node\")"),
     ("ansible_ssh_args", "-F /home/me/.ssh/config", "-F would change which host key SSH accepts; add the node's "
-     "key to nodeTemplate.knownHostsFile instead (README, \"Trusting a node\")"),
+     "key to nodeTemplate.knownHostsFile instead (docs/operations.md, \"Trusting a node\")"),
     ("ansible_connection", "paramiko", "'paramiko': nodes are reached over OpenSSH, with their host keys checked; "
      "remove this variable"),
     ("ansible_port", 2222, "the node's host key is looked up under its ansibleHost and the node set's "
