@@ -269,8 +269,8 @@ def test_a_node_with_no_trusted_key_runs_nothing(node: Node, lock_path: Path) ->
         run_playbook(node_props(node, known_hosts=f"127.0.0.9 {node.host_key_line}\n"))
     assert (f"/etc/edpm/known_hosts (nodeTemplate.knownHostsFile of node set edpm-compute) has no host key "
             f"for [127.0.0.1]:{node.port}, so edpm-compute-1 (127.0.0.1:{node.port}) cannot be trusted (No "
-            f"ED25519 host key is known for [127.0.0.1]:{node.port}): add the node's key (docs/operations.md, \"Trusting a "
-            "node\") and run `pulumi up` again.") in str(err.value)
+            f"ED25519 host key is known for [127.0.0.1]:{node.port}): add the node's key (docs/operations.md, "
+            "\"Trusting a node\") and run `pulumi up` again.") in str(err.value)
     assert not lock_path.exists()
 
 
@@ -299,8 +299,9 @@ def test_deleting_from_an_unreachable_node_says_how_to_go_on(tmp_path: Path, mon
         "Check the node and its network, then run `pulumi up` again.\n"
         "The resource stays in the stack until its stop step has run on edpm-compute-1. Either bring "
         "edpm-compute-1 back and run `pulumi up` again, or, if it is gone for good, forget it knowingly (nothing "
-        "is stopped on it; docs/operations.md, \"A node that is gone\"): run `OPENSTACK_NOVA_FORGET_NODES=edpm-compute-1 "
-        "pulumi up`, or drop this resource from the state and run `pulumi up` again:\n"
+        "is stopped on it; docs/operations.md, \"A node that is gone\"): run "
+        "`OPENSTACK_NOVA_FORGET_NODES=edpm-compute-1 pulumi up`, or drop this resource from the state and run "
+        "`pulumi up` again:\n"
         "    pulumi state delete 'urn:pulumi:dev::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
         "$pulumi-python:dynamic:Resource::edpm-compute-1-nova'")
     # forgotten knowingly: its delete passes; another node's would not

@@ -541,7 +541,8 @@ SSH_VAR_CASES = [
      "StrictHostKeyChecking would change which host key SSH accepts; add the node's key to "
      "nodeTemplate.knownHostsFile instead (docs/operations.md, \"Trusting a node\")"),
     ("ansible_ssh_extra_args", "-o userknownhostsfile=/dev/null", "userknownhostsfile would change which host key "
-     "SSH accepts; add the node's key to nodeTemplate.knownHostsFile instead (docs/operations.md, \"Trusting a node\")"),
+     "SSH accepts; add the node's key to nodeTemplate.knownHostsFile instead (docs/operations.md, "
+     "\"Trusting a node\")"),
     ("ansible_ssh_args", "-F /home/me/.ssh/config", "-F would change which host key SSH accepts; add the node's "
      "key to nodeTemplate.knownHostsFile instead (docs/operations.md, \"Trusting a node\")"),
     ("ansible_connection", "paramiko", "'paramiko': nodes are reached over OpenSSH, with their host keys checked; "
