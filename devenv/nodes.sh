@@ -180,7 +180,9 @@ prepare_node_dir() { # index rootfs store
     rm -rf "$d/upper" "$d/work" "$d/containers" "$d/root"
     echo "$2 $3" >"$d/installed-from"
   fi
-  mkdir -p "$d/upper" "$d/work" "$d/root" "$d/containers"
+  # nova's state (compute_id, instances) outlives a new root, as a compute's
+  # data disk outlives a reinstall: nova refuses a host whose compute_id changed
+  mkdir -p "$d/upper" "$d/work" "$d/root" "$d/containers" "$d/nova-state"
   [ -f "$d/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -C "root@$(node_name "$1")" -f "$d/ssh_host_ed25519_key"
   [ -s "$d/machine-id" ] || od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$d/machine-id"
 }
@@ -242,6 +244,7 @@ boot_node() { # index rootfs store
       "--network-namespace-path=/run/netns/$n" --keep-unit --register=no \
       "--system-call-filter=@keyring bpf" --capability=CAP_NET_ADMIN,CAP_IPC_LOCK \
       "--bind=$d/containers:/var/lib/containers" "--bind-ro=$3:/var/lib/shared-images" \
+      "--bind=$d/nova-state:/var/lib/nova" \
       --bind=/dev/net/tun \
     </dev/null >>"$d/console.log" 2>&1 9>&- &
 }
