@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.playbook import run_playbook
+from components.ansible_runner.playbook import run_playbook
 from components.render import LIBVIRT_DAEMONS, AgentLayout, libvirt_config_files, neutron_metadata_agent_files
 from components.settings import Ovn, load
 from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi, revealed, run, stack_output, up

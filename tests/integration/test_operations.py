@@ -81,7 +81,8 @@ def _guards_of(project: Path) -> list[int]:
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if b"components.runguard" in cmdline and Path(f"/proc/{pid}/cwd").resolve() == project.resolve():
+            if (b"components.ansible_runner.runguard" in cmdline
+                    and Path(f"/proc/{pid}/cwd").resolve() == project.resolve()):
                 found.append(int(pid))
         except OSError:
             continue

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components import playbook, runguard
-from components.runfailures import PlaybookError
+from components.ansible_runner import playbook, runguard
+from components.ansible_runner.failures import PlaybookError
 from components.settings import load
 from tests.unit.runlock import lock_is_free
 from tools.bench import live, measure, offline, report, stack, workspace

@@ -380,7 +380,7 @@ def test_a_runs_provider_is_a_plain_reference_and_its_key_and_files_stay_secret(
     import base64
     import pickle
 
-    from components.playbook import _PlaybookProvider
+    from components.ansible_runner.playbook import _PlaybookProvider
 
     def check(_: Any) -> None:
         run = mocks.of_type(PLAYBOOK_RUN)["n0-nova"]
@@ -468,7 +468,7 @@ def test_a_nodes_own_snippets_reach_its_nova_and_neutron_metadata_runs(
 @pulumi.runtime.test
 def test_each_run_records_the_roles_it_runs_with(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
     """A changed role re-runs exactly the runs whose playbooks use it (see test_playbook.py)."""
-    from components.playbook import roles_fingerprint
+    from components.ansible_runner.playbook import roles_fingerprint
 
     def check(_: Any) -> None:
         runs = {n: r for n, r in mocks.of_type(PLAYBOOK_RUN).items() if "playbook" in r}
@@ -553,7 +553,7 @@ def test_a_runs_secret_inputs_are_the_values_resources_and_knownness_of_what_it_
         mocks: RecordingMocks) -> pulumi.Output[Any]:
     import asyncio
 
-    from components.playbook import secret
+    from components.ansible_runner.playbook import secret
 
     given = pulumi.CustomResource("test:index:Thing", "given", {"a": "1"})
     files = given.urn.apply(lambda _: {"01-nova.conf": "[DEFAULT]\n", "x": "y"})

@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
-from components import playbook, runguard
-from components.playbook import (
+from components.ansible_runner import playbook, runguard
+from components.ansible_runner.failures import failure as _failure
+from components.ansible_runner.failures import where as _where
+from components.ansible_runner.playbook import (
     DEFAULT_TIMEOUTS,
     FORGET_NODES,
     PlaybookError,
@@ -26,8 +28,6 @@ from components.playbook import (
     run_playbook,
 )
 from components.render import config_hash
-from components.runfailures import failure as _failure
-from components.runfailures import where as _where
 from tests.unit.runlock import lock_is_free
 from tests.unit.sshnode import Node, free_port, keygen, needs_sshd, ssh_node
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from components import runguard
-from components.runguard import split_result
+from components.ansible_runner import runguard
+from components.ansible_runner.runguard import split_result
 from tests.unit.runlock import lock_is_free
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ def guard_workdir(tmp_path: Path, name: str, command: list[str], lock: Path, *, 
 
 def start(workdir: Path, **env: str) -> subprocess.Popen[str]:
     """A guard as PlaybookRun starts it: a session of its own."""
-    return subprocess.Popen([sys.executable, "-m", "components.runguard", str(workdir)], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "components.ansible_runner.runguard", str(workdir)], cwd=ROOT,
                             env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
 
@@ -96,8 +96,8 @@ def test_checks_share_the_node_and_changes_have_it_alone(tmp_path: Path) -> None
 
 PROVIDER = """
 import subprocess, sys
-guard = subprocess.Popen([sys.executable, "-m", "components.runguard", sys.argv[1]], start_new_session=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+guard = subprocess.Popen([sys.executable, "-m", "components.ansible_runner.runguard", sys.argv[1]],
+                         start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 print(guard.pid, flush=True)
 guard.wait()
 """

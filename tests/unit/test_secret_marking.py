@@ -14,8 +14,8 @@ from urllib.parse import quote
 import pulumi
 import pytest
 
-from components import playbook
-from components.playbook import PlaybookRun, _PlaybookProvider, roles_fingerprint
+from components.ansible_runner import playbook
+from components.ansible_runner.playbook import PlaybookRun, _PlaybookProvider, roles_fingerprint
 from tests.unit.engine import EngineMonitor, Registration, in_clear, is_secret, name_of, secret
 from tests.unit.test_components import RecordingMocks, settings
 from tests.unit.test_playbook import PROPS

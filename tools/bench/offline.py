@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components import runguard
+from components.ansible_runner import runguard
 
 from . import stack, workspace
 from .measure import Sample, run
@@ -36,7 +36,7 @@ STUB_ANSIBLE = """echo "$*" >>"$(dirname "$0")/../ansible-calls"
 echo 'PLAY RECAP'
 echo 'node : ok=1 changed=0 unreachable=0 failed=0'"""
 # Stands in for ssh to a made-up node, for the run guard's connection that takes and holds
-# the node's run lock (components/runguard.py; argv from nodessh.ssh_argv): a node that
+# the node's run lock (components/ansible_runner/runguard.py; argv from nodessh.ssh_argv): a node that
 # answers. Like ssh, it refuses a node with no key in the run's known hosts file and a key
 # file that is not there (exit 255, in ssh's words); then it runs the remote command as the
 # node's shell would, in a directory that stands for the node's root (nodes/<node> beside

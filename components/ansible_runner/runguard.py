@@ -1,7 +1,7 @@
 """The run guard: one Ansible run on one node, from taking the node's run lock to
 releasing it.
 
-`python -m components.runguard WORKDIR` is what PlaybookRun starts, in a
+`python -m components.ansible_runner.runguard WORKDIR` is what PlaybookRun starts, in a
 session of its own, for every run. A killed or interrupted `pulumi up` leaves
 the guard going: it finishes the run (or stops it at its time limit), frees the
 node and removes WORKDIR, which holds the run's secrets. So no run is left

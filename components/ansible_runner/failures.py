@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from components import nodessh, runguard
+from components.ansible_runner import nodessh, runguard
 from components.settings.knownhosts import lookup_name
 
 # Nodes whose services are dropped from the stack without their stop step when they cannot
