@@ -31,7 +31,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
 from pulumi.runtime import rpc
 
-from components.ansible_runner import nodessh, runguard
+from components.ansible_runner import events, nodessh, runguard
 from components.ansible_runner.failures import (
     FORGET_NODES,
     PlaybookError,
@@ -53,7 +53,6 @@ RUN_INPUTS = ("playbook", "roles", "host", "host_vars", "ssh_private_key", "know
 # the file's path may differ from one machine to the next.)
 RECORD_INPUTS = ("stop_playbook", "state_urn")
 _RESULTS = ("deployed_hash", "last_run", "changed", "in_sync")
-_RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 # Seconds: to connect to the node, per task, for the whole run, to wait for another run on
 # the node (the node set's `timeouts`); these apply to runs recorded before the limits were.
 DEFAULT_TIMEOUTS = asdict(RunLimits())
@@ -99,6 +98,9 @@ def _ansible_env(workdir: Path, limits: Mapping[str, int]) -> dict[str, str]:
         "ANSIBLE_LOCAL_TEMP": str(workdir / "tmp"),
         "ANSIBLE_NOCOLOR": "1",
         "ANSIBLE_FORCE_COLOR": "0",
+        # Ansible's account of the run, read by the run guard; the text output goes on as before
+        "ANSIBLE_CALLBACK_PLUGINS": str(ANSIBLE_DIR / "callback_plugins"),
+        "ANSIBLE_CALLBACKS_ENABLED": events.CALLBACK,
     }
 
 
@@ -121,7 +123,8 @@ def _guard_spec(props: Mapping[str, Any], workdir: Path, playbook: Path, playboo
     command = [ansible, "-i", str(workdir / "inventory.json"), "-e", f"@{workdir / 'vars.json'}", str(playbook),
                *(["--check"] if check else [])]
     return {"node": node.name, "playbook": props[playbook_key], "check": check, "lock": lock, "command": command,
-            "cwd": str(ANSIBLE_DIR), "limits": {k: int(limits[k]) for k in ("connect", "run", "lock")}}
+            "cwd": str(ANSIBLE_DIR), "limits": {k: int(limits[k]) for k in ("connect", "run", "lock")},
+            "events": str(workdir / "events.jsonl")}
 
 
 def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check: bool = False) -> dict[str, Any]:
@@ -174,9 +177,8 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
     error = failure(props, props[playbook_key], limits, output, result, status)
     if error is not None:
         raise error
-    match = _RECAP.search(output)
-    changed = int(match.group(3)) if match else 0
-    ok = int(match.group(2)) if match else 0
+    recap = ((result or {}).get("run") or {}).get("stats") or {}
+    changed, ok = int(recap.get("changed", 0)), int(recap.get("ok", 0))
     return {
         "last_run": f"{props[playbook_key]} on {host['name']}: ok={ok} changed={changed}",
         "changed": changed,
