@@ -267,7 +267,7 @@ MUTANTS: tuple[Mutant, ...] = (
        'additional_secret_outputs=["private_key"]', "additional_secret_outputs=[]",
        "the generated migration private key is kept in clear text in state", PROGRAM),
     _m("secret-ca-key", "components/certificates.py",
-       'additional_secret_outputs=["key_pem"]), opts)', "additional_secret_outputs=[]), opts)",
+       'additional_secret_outputs=["key_pem"]),\n', "additional_secret_outputs=[]),\n",
        "libvirt's CA key is kept in clear text in state", (*PROGRAM, f"{UNIT}/test_certificates.py")),
     _m("secret-certificate-ca-key", "components/certificates.py",
        'additional_secret_outputs=["key_pem", "ca_key_pem"]', 'additional_secret_outputs=["key_pem"]',

@@ -4,7 +4,7 @@ refused, and for a delete that cannot reach its node, the ways forward."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -140,13 +140,15 @@ def failure(props: Mapping[str, Any], playbook: str, limits: Mapping[str, int], 
     return PlaybookError(f"{failed} (exit {result.get('exit')}):{tail}")
 
 
-def forget_on_delete(props: Mapping[str, Any], error: UnreachableNodeError) -> str:
-    """The error of a delete whose node cannot be reached: the ways forward."""
+def forget_on_delete(props: Mapping[str, Any], error: UnreachableNodeError, urns: Sequence[str] = ()) -> str:
+    """The error of a delete whose node cannot be reached: the ways forward. `urns`: the
+    resource's URN in the state, or the URNs it may have there, most likely first."""
     node = props["host"]["name"]
-    urn = props.get("state_urn")
-    drop = (f"pulumi state delete '{urn}'" if urn else
+    drop = (f"pulumi state delete '{urns[0]}'" if urns else
             f"pulumi state delete '<the URN `pulumi stack --show-urns` lists for "
             f"{node}-{Path(props['stop_playbook']).stem.removesuffix('-stop')}>'")
+    for other in urns[1:]:
+        drop += f"\n    (or, if `pulumi stack --show-urns` lists it so: pulumi state delete '{other}')"
     return (f"{error}\nThe resource stays in the stack until its stop step has run on {node}. Either bring {node} "
             f"back and run `pulumi up` again, or, if it is gone for good, forget it knowingly (nothing is stopped "
             f"on it; README, \"A node that is gone\"): run `{FORGET_NODES}={node} pulumi up`, or drop this "

@@ -39,6 +39,7 @@ from components.ansible_runner.failures import (
     failure,
     forget_on_delete,
 )
+from components.dynamictypes import renamed_urn, type_of, with_legacy_alias
 from components.render import config_hash
 from components.settings import RunLimits
 from components.settings.knownhosts import KnownHosts, lookup_name
@@ -48,6 +49,9 @@ ANSIBLE_DIR = ROOT / "ansible"
 # The inputs whose change means the node must be configured again.
 RUN_INPUTS = ("playbook", "roles", "host", "host_vars", "ssh_private_key", "known_hosts", "files", "public_files",
               "vars")
+# Its type: pulumi-python:dynamic/ansible:PlaybookRun (components.dynamictypes).
+MODULE, NAME = "ansible", "PlaybookRun"
+TYPE = type_of(MODULE, NAME)
 # What a delete needs to know: a change is recorded in the state without running anything.
 # (The known hosts' file and node set, only named in messages, follow with the next run:
 # the file's path may differ from one machine to the next.)
@@ -247,7 +251,8 @@ class _PlaybookProvider(ResourceProvider):
                 f"{news['host']['name']}: {k} is {old_pins[k]!r} on the node and cannot become {new_pins[k]!r}. "
                 f"{news.get('pinned_reason', '')}" for k in moved))
         # A refresh found the node drifted from what was deployed: apply it again.
-        recorded = [key for key in RECORD_INPUTS if olds.get(key) != news.get(key)]
+        recorded = [key for key in RECORD_INPUTS if olds.get(key) != news.get(key)
+                    and not (key == "state_urn" and renamed_urn(str(olds.get(key)), TYPE) == news.get(key))]
         return DiffResult(changes=_must_run(olds, news) or bool(recorded), replaces=[],
                           delete_before_replace=False)
 
@@ -280,7 +285,7 @@ class _PlaybookProvider(ResourceProvider):
             run_playbook(props, playbook_key="stop_playbook")
         except UnreachableNodeError as err:
             if props["host"]["name"] not in _forgotten_nodes():
-                raise PlaybookError(forget_on_delete(props, err)) from None
+                raise PlaybookError(forget_on_delete(props, err, _state_urns(props))) from None
             # asked to: the node is gone for good, and its resource goes without its stop step
 
 
@@ -295,16 +300,22 @@ def secret(value: pulumi.Input[Any]) -> pulumi.Output[Any]:
     return pulumi.Output.secret(value)
 
 
-DYNAMIC_TYPE = "pulumi-python:dynamic:Resource"
-
-
 def urn_of(name: str, parent_type: str | None) -> str:
     """The URN of the PlaybookRun `name` under a component of `parent_type` (None: top level)."""
-    types = f"{parent_type}${DYNAMIC_TYPE}" if parent_type else DYNAMIC_TYPE
+    types = f"{parent_type}${TYPE}" if parent_type else TYPE
     return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{types}::{name}"
 
 
-class PlaybookRun(pulumi.dynamic.Resource):
+def _state_urns(props: Mapping[str, Any]) -> list[str]:
+    """The URN of a run in the state, as recorded: for a run recorded under the type runs had
+    before they were named PlaybookRun, the one the engine has given it since its first `up`
+    with this name, then the one it had before."""
+    urn = str(props.get("state_urn") or "")
+    renamed = renamed_urn(urn, TYPE)
+    return [renamed, urn] if renamed != urn else [urn] if urn else []
+
+
+class PlaybookRun(pulumi.dynamic.Resource, module=MODULE, name=NAME):
     """Applies `playbook` to one node; re-applies it whenever its inputs change.
 
     `pinned` values may never change once the node is deployed; a change fails
@@ -366,5 +377,5 @@ class PlaybookRun(pulumi.dynamic.Resource):
                 "deployed_hash": None,
                 "in_sync": None,
             },
-            pulumi.ResourceOptions.merge(secret_outputs, opts),
+            pulumi.ResourceOptions.merge(secret_outputs, with_legacy_alias(opts)),
         )

@@ -25,7 +25,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources[args.name] = args
         state = dict(args.inputs)
-        if args.typ == "pulumi-python:dynamic:Resource":
+        if args.typ.startswith("pulumi-python:dynamic"):
             state["value"] = f"generated-{args.name}"
             state["deployedHash"] = "0" * 64
             if "common_name" in state:  # a certificate authority or an issued certificate
@@ -285,7 +285,7 @@ def test_each_cell_archives_and_purges_its_database(mocks: RecordingMocks) -> pu
     return build(mocks, settings(cellTemplates=cells)).apply(check)
 
 
-PLAYBOOK_RUN = "pulumi-python:dynamic:Resource"
+PLAYBOOK_RUN = "pulumi-python:dynamic/ansible:PlaybookRun"
 
 
 def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
@@ -822,8 +822,8 @@ def test_each_run_trusts_its_nodes_keys_and_knows_its_urn(mocks: RecordingMocks,
             assert inputs[name]["known_hosts"] == f"{address} {keys[address]}\n", name
             assert (inputs[name]["known_hosts_file"], inputs[name]["node_set"]) == (KNOWN_HOSTS, node_set)
         assert inputs["n1-nova"]["state_urn"] == (
-            "urn:pulumi:unit::openstack-nova::openstack-nova:dataplane:EdpmNodeSet$pulumi-python:dynamic:Resource"
-            "::n1-nova")
+            "urn:pulumi:unit::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
+            "$pulumi-python:dynamic/ansible:PlaybookRun::n1-nova")
 
     return urns.apply(check)
 def test_a_mounted_file_never_replaces_one_of_novas_own() -> None:

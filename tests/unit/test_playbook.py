@@ -232,7 +232,7 @@ def node_props(node: Node, known_hosts: str | None = None, **extra: Any) -> dict
         "known_hosts": node.known_hosts() if known_hosts is None else known_hosts,
         "known_hosts_file": "/etc/edpm/known_hosts", "node_set": "edpm-compute",
         "state_urn": "urn:pulumi:dev::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
-                     "$pulumi-python:dynamic:Resource::edpm-compute-1-nova",
+                     "$pulumi-python:dynamic/ansible:PlaybookRun::edpm-compute-1-nova",
         "files": {}, "public_files": {}, "vars": {}, "timeouts": {"connect": 5, "task": 60, "run": 120, "lock": 5},
         **extra,
     }
@@ -312,7 +312,7 @@ def test_deleting_from_an_unreachable_node_says_how_to_go_on(tmp_path: Path, mon
         "is stopped on it; README, \"A node that is gone\"): run `OPENSTACK_NOVA_FORGET_NODES=edpm-compute-1 "
         "pulumi up`, or drop this resource from the state and run `pulumi up` again:\n"
         "    pulumi state delete 'urn:pulumi:dev::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
-        "$pulumi-python:dynamic:Resource::edpm-compute-1-nova'")
+        "$pulumi-python:dynamic/ansible:PlaybookRun::edpm-compute-1-nova'")
     # forgotten knowingly: its delete passes; another node's would not
     monkeypatch.setenv(FORGET_NODES, "edpm-compute-7, edpm-compute-1")
     _PlaybookProvider().delete("edpm-compute-1:nova.yml", props)
