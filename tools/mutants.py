@@ -83,6 +83,9 @@ ROLES = (f"{UNIT}/test_edpm_roles.py", f"{UNIT}/test_edpm_libvirt_role.py", f"{U
 # PlaybookRun: when a node is configured again, what a refresh finds, what it keeps.
 PLAYBOOK = (f"{UNIT}/test_playbook.py", f"{UNIT}/test_secret_marking.py", f"{UNIT}/test_components.py",
             f"{UNIT}/test_edpm_registry.py")
+# The Ansible runner: what a run reports (its events, failures, progress), its type and where it lived.
+RUNNER = (f"{UNIT}/test_run_events.py", f"{UNIT}/test_playbook.py", f"{UNIT}/test_runguard.py",
+          f"{UNIT}/test_dynamic_state.py")
 
 
 def _m(id_: str, file: str, old: str, new: str, breaks: str, tests: tuple[str, ...],
@@ -478,6 +481,38 @@ MUTANTS: tuple[Mutant, ...] = (
        "return UpdateResult(outs={**news, **{key: olds.get(key) for key in _RESULTS}})",
        "return UpdateResult(outs={**news})",
        "recording a new URN forgets the last run's hash and in-sync state", PLAYBOOK),
+
+    # --- the Ansible runner: what a run reports, and stacks made before its type names ----------
+    _m("run-events-no-log-censored", "ansible/callback_plugins/openstack_nova_events.py",
+       "            if _censored(result):", "            if False:",
+       "a failed task with no_log writes its output (secrets) to the run's events and its failure message", RUNNER),
+    _m("run-ignored-failure-is-no-failure", "components/ansible_runner/events.py",
+       ' and not event.get("ignored"):', ":",
+       "a failure Ansible ignored (ignore_errors) is reported as what stopped the run", RUNNER),
+    _m("run-failure-names-the-failed-task", "components/ansible_runner/failures.py",
+       'stop = (run.get("failure") if failed else None) or run', "stop = run",
+       "a failure names the task started last, not the one that failed", RUNNER),
+    _m("run-failure-says-what-the-command-said", "components/ansible_runner/failures.py",
+       'lines += [f"  {line}" for line in output.splitlines()[-OUTPUT_LINES:]]', "lines += []",
+       "a failed command's failure leaves out what the command said", RUNNER),
+    _m("run-recap-from-events", "components/ansible_runner/playbook.py",
+       'changed, ok = int(recap.get("changed", 0)), int(recap.get("ok", 0))',
+       'changed, ok = 0, int(recap.get("ok", 0))',
+       "a run that changed its node reports no change: a refresh never finds drift", RUNNER),
+    _m("run-progress-while-running", "components/ansible_runner/runguard.py",
+       "            self.read_events()\n            time.sleep(0.2)", "            time.sleep(0.2)",
+       "a run's progress shows only once it has ended", RUNNER),
+    _m("run-legacy-type-alias", "components/dynamictypes.py",
+       "aliases=[pulumi.Alias(type_=LEGACY_TYPE)]", "aliases=[]",
+       "every dynamic resource of an existing stack is replaced: its node's services stopped and configured "
+       "anew, its generated passwords, keys and certificates made again", RUNNER),
+    _m("run-renamed-urn-records-nothing", "components/ansible_runner/playbook.py",
+       '\n                    and not (key == "state_urn" and renamed_urn(str(olds.get(key)), TYPE) == news.get(key))',
+       "", "every PlaybookRun of an existing stack is updated once, to record its new URN", RUNNER),
+    _m("run-old-module-path", "components/playbook.py",
+       "from components.ansible_runner.playbook import _PlaybookProvider\n", "_PlaybookProvider = None\n",
+       "a stack made before the runner moved cannot delete or refresh its runs: their provider does not load",
+       RUNNER),
 )
 
 
