@@ -495,6 +495,10 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("run-failure-says-what-the-command-said", "components/ansible_runner/failures.py",
        'lines += [f"  {line}" for line in output.splitlines()[-OUTPUT_LINES:]]', "lines += []",
        "a failed command's failure leaves out what the command said", RUNNER),
+    _m("run-no-recap-is-no-success", "components/ansible_runner/failures.py",
+       'if (run or {}).get("stats") is None:', "if False:",
+       "a run Ansible reported nothing of (its callback not loaded) passes as one that changed nothing, and a "
+       "refresh finds such a node in sync", RUNNER),
     _m("run-recap-from-events", "components/ansible_runner/playbook.py",
        'changed, ok = int(recap.get("changed", 0)), int(recap.get("ok", 0))',
        'changed, ok = 0, int(recap.get("ok", 0))',

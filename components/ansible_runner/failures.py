@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from components.ansible_runner import nodessh, runguard
+from components.ansible_runner import events, nodessh, runguard
 from components.settings.knownhosts import lookup_name
 
 # Nodes whose services are dropped from the stack without their stop step when they cannot
@@ -103,6 +103,12 @@ def failure(props: Mapping[str, Any], playbook: str, limits: Mapping[str, int], 
     if result is None:
         return PlaybookError(f"the run of {playbook} on {node.name} ended without a result (exit {status}):{tail}")
     if outcome == "done" and result.get("exit") == 0:
+        if (run or {}).get("stats") is None:
+            # what the run did, and a check what it would change, is unknown: no recap to go by
+            return PlaybookError(
+                f"ansible-playbook {playbook} on {node.name} ended without its recap: Ansible did not load the "
+                f"runner's callback {events.CALLBACK} (ansible/callback_plugins/), whose events say what a run "
+                f"did. Check that the file is there, then run `pulumi up` again:{tail}")
         return None
     if outcome == "busy":
         return PlaybookError(

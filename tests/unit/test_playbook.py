@@ -144,6 +144,17 @@ def test_a_task_that_fails_is_no_ssh_refusal(monkeypatch: pytest.MonkeyPatch) ->
                           "task 'edpm_nova : Restart nova' (exit 2): Permission denied (os error 13)")
 
 
+def test_a_run_that_reports_no_recap_is_no_success() -> None:
+    """Without the callback's events, what a run did (and a check, what it would change) is unknown."""
+    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, "PLAY RECAP ***\n", {"outcome": "done", "exit": 0}, 0)
+    assert str(error) == (
+        "ansible-playbook nova.yml on edpm-compute-1 ended without its recap: Ansible did not load the runner's "
+        "callback openstack_nova_events (ansible/callback_plugins/), whose events say what a run did. Check that "
+        "the file is there, then run `pulumi up` again:\nPLAY RECAP ***")
+    assert _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, "", _ended({"event": "stats", "hosts": {}}, exit_status=0),
+                    0) is None
+
+
 def test_a_failure_names_the_play_and_task_it_happened_in() -> None:
     assert _where(summarize(EVENTS)) == "play 'Deploy nova-compute', task 'edpm_nova : Restart nova'"
     assert _where(summarize(EVENTS[:1])) == "play 'Deploy nova-compute'"
@@ -244,6 +255,7 @@ def test_a_run_holds_the_nodes_lock_over_ssh(node: Node, lock_path: Path, tmp_pa
     ansible = tmp_path / "ansible"
     (ansible / "playbooks").mkdir(parents=True)
     shutil.copy(playbook.ROOT / "ansible" / "ansible.cfg", ansible / "ansible.cfg")
+    (ansible / "callback_plugins").symlink_to(playbook.ANSIBLE_DIR / "callback_plugins")
     (ansible / "playbooks" / "probe.yml").write_text(PROBE)
     monkeypatch.setattr(playbook, "ANSIBLE_DIR", ansible)
     monkeypatch.setenv("OPENSTACK_NOVA_ANSIBLE_LOG_DIR", str(tmp_path / "logs"))
