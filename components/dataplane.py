@@ -17,6 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import k8s as kube
+from components.ansible_runner.playbook import PlaybookRun
 from components.edpm import registry
 from components.edpm.context import ControlPlaneFiles, NodeSetContext, StackInputs
 from components.edpm.marker import MARKER
@@ -25,7 +26,6 @@ from components.edpm.services.neutron_metadata import NeutronMetadataAgent
 from components.generated import GeneratedSSHKey
 from components.libvirt import LibvirtFiles
 from components.mountedfiles import NodeSetFiles, no_files
-from components.playbook import PlaybookRun
 from components.render import names
 from components.settings import CustomService, Node, NodeSet, Settings
 from components.settings.knownhosts import lookup_name

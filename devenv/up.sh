@@ -26,14 +26,22 @@ parallel=$(up_parallel 2>&1) || die "$parallel"
 # b659684 (62 resources), before libvirt, ssh-known-hosts, the db purge CronJobs and the cleanup Job
 # existed (docs/local-environment.md, "How long it takes").
 phase "pulumi up" "$log" "stack $stack, --parallel $parallel" "$(usually 83) from nothing, less when little changed"
+# Each playbook run's progress as it goes (node, service, each play and task and how long
+# it took), which the runs append to this file (components/ansible_runner/events.py).
+progress=$LOG_DIR/progress-$stack.log
+: >"$progress"
+tail -n +1 -F --pid=$$ "$progress" >&2 2>/dev/null &
+shown=$!
 # --refresh: a test node that restarted (make down, a new session) runs nothing;
 # refresh sees that as drift and up starts its services again.
-if ! pulumi up --yes --non-interactive --skip-preview --suppress-progress --refresh --parallel "$parallel" \
-    -s "$stack" >>"$log" 2>&1; then
+if ! OPENSTACK_NOVA_PROGRESS=$progress pulumi up --yes --non-interactive --skip-preview --suppress-progress \
+    --refresh --parallel "$parallel" -s "$stack" >>"$log" 2>&1; then
+  kill "$shown" 2>/dev/null || true
   # pulumi's own account of what failed is its diagnostics, at the end and sometimes long
   if grep -q '^Diagnostics:' "$log"; then sed -n '/^Diagnostics:/,$p' "$log" >&2; else tail -n 30 "$log" >&2; fi
   die "pulumi up -s $stack failed (full log: $log)"
 fi
+kill "$shown" 2>/dev/null || true
 echo "== pulumi up -s $stack: done"
 sed -n '/^Resources:/,/^Duration:/p' "$log"
 pulumi stack output -s "$stack" 2>/dev/null | sed -n '1,40p'

@@ -90,7 +90,7 @@ def up(stack: str, cwd: Path | None = None, refresh: bool = False, replace: Sequ
 
 def changes_of(up_json: str) -> dict[str, Any]:
     """The resource changes by kind in what `pulumi up --json` printed, and the operations
-    per resource under "steps": [(op, type, name)], e.g. ("update", "pulumi-python:dynamic:Resource",
+    per resource under "steps": [(op, type, name)], e.g. ("update", "pulumi-python:dynamic/ansible:PlaybookRun",
     "edpm-compute-0-nova"); a replacement is ("create-replacement" | "replace" | "delete-replaced", ...)."""
     changes: dict[str, Any] = {}
     steps: list[tuple[str, str, str]] = []

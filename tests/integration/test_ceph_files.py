@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
 from tests.integration.local_env import node, pulumi, run, up
 from tests.integration.nova_compute import compute_process, eventually, in_compute
 from tests.integration.stacks import Stack, name_of, type_of
@@ -52,7 +53,7 @@ def apply(kind: str, name: str, data: dict[str, str]) -> None:
     run("kubectl", "apply", "-f", "-", input=json.dumps(manifest))
 
 
-RUN = "pulumi-python:dynamic:Resource"  # a PlaybookRun
+RUN = PLAYBOOK_RUN
 
 
 def changed_runs(steps: list[dict[str, Any]]) -> list[tuple[str, str]]:

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.playbook import run_playbook
+from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
+from components.ansible_runner.playbook import run_playbook
 from components.render import LIBVIRT_DAEMONS, AgentLayout, libvirt_config_files, neutron_metadata_agent_files
 from components.settings import Ovn, load
 from tests.integration.local_env import (
@@ -342,7 +343,7 @@ def _drifted_runs(stack: str) -> list[str]:
     """The node runs whose last refresh found their node drifted (`in_sync` false in the state)."""
     state = json.loads(pulumi("stack", "export", "-s", stack).stdout)
     return sorted(r["urn"].rsplit("::", 1)[-1] for r in state["deployment"]["resources"]
-                  if r["type"] == "pulumi-python:dynamic:Resource" and (r.get("outputs") or {}).get("in_sync") is False)
+                  if r["type"] == PLAYBOOK_RUN and (r.get("outputs") or {}).get("in_sync") is False)
 
 
 def test_refresh_finds_drift_and_up_repairs_it(dev_stack: str) -> None:

@@ -25,7 +25,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources[args.name] = args
         state = dict(args.inputs)
-        if args.typ == "pulumi-python:dynamic:Resource":
+        if args.typ.startswith("pulumi-python:dynamic"):
             state["value"] = f"generated-{args.name}"
             state["deployedHash"] = "0" * 64
             if "common_name" in state:  # a certificate authority or an issued certificate
@@ -285,7 +285,7 @@ def test_each_cell_archives_and_purges_its_database(mocks: RecordingMocks) -> pu
     return build(mocks, settings(cellTemplates=cells)).apply(check)
 
 
-PLAYBOOK_RUN = "pulumi-python:dynamic:Resource"
+PLAYBOOK_RUN = "pulumi-python:dynamic/ansible:PlaybookRun"
 
 
 def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
@@ -380,7 +380,7 @@ def test_a_runs_provider_is_a_plain_reference_and_its_key_and_files_stay_secret(
     import base64
     import pickle
 
-    from components.playbook import _PlaybookProvider
+    from components.ansible_runner.playbook import _PlaybookProvider
 
     def check(_: Any) -> None:
         run = mocks.of_type(PLAYBOOK_RUN)["n0-nova"]
@@ -468,7 +468,7 @@ def test_a_nodes_own_snippets_reach_its_nova_and_neutron_metadata_runs(
 @pulumi.runtime.test
 def test_each_run_records_the_roles_it_runs_with(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
     """A changed role re-runs exactly the runs whose playbooks use it (see test_playbook.py)."""
-    from components.playbook import roles_fingerprint
+    from components.ansible_runner.playbook import roles_fingerprint
 
     def check(_: Any) -> None:
         runs = {n: r for n, r in mocks.of_type(PLAYBOOK_RUN).items() if "playbook" in r}
@@ -553,7 +553,7 @@ def test_a_runs_secret_inputs_are_the_values_resources_and_knownness_of_what_it_
         mocks: RecordingMocks) -> pulumi.Output[Any]:
     import asyncio
 
-    from components.playbook import secret
+    from components.ansible_runner.playbook import secret
 
     given = pulumi.CustomResource("test:index:Thing", "given", {"a": "1"})
     files = given.urn.apply(lambda _: {"01-nova.conf": "[DEFAULT]\n", "x": "y"})
@@ -822,8 +822,8 @@ def test_each_run_trusts_its_nodes_keys_and_knows_its_urn(mocks: RecordingMocks,
             assert inputs[name]["known_hosts"] == f"{address} {keys[address]}\n", name
             assert (inputs[name]["known_hosts_file"], inputs[name]["node_set"]) == (KNOWN_HOSTS, node_set)
         assert inputs["n1-nova"]["state_urn"] == (
-            "urn:pulumi:unit::openstack-nova::openstack-nova:dataplane:EdpmNodeSet$pulumi-python:dynamic:Resource"
-            "::n1-nova")
+            "urn:pulumi:unit::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
+            "$pulumi-python:dynamic/ansible:PlaybookRun::n1-nova")
 
     return urns.apply(check)
 def test_a_mounted_file_never_replaces_one_of_novas_own() -> None:

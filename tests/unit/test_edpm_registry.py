@@ -19,7 +19,7 @@ from components.edpm.service import EdpmService
 from components.settings import SettingsError, load
 from tests.unit import KNOWN_HOSTS, edpm_motd
 from tests.unit.test_components import PLAYBOOK_RUN, SECRET_SIG, RecordingMocks, _two_node_sets, revealed
-from tests.unit.test_rotation import DYNAMIC, _dev_config, _program_inputs
+from tests.unit.test_rotation import RUN, _dev_config, _program_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILTIN = ("ssh-known-hosts", "ceph-client", "neutron-metadata", "libvirt", "nova")
@@ -99,7 +99,7 @@ def test_a_registered_service_runs_on_every_node_in_its_place(motd: EdpmService,
 
     after: dict[str, list[Any]] = {}
 
-    class Recording(components.dataplane.PlaybookRun):  # type: ignore[misc]
+    class Recording(components.dataplane.PlaybookRun, module="ansible", name="PlaybookRun"):  # type: ignore[misc]
         def __init__(self, name: str, **kwargs: Any) -> None:
             after[name] = list(kwargs["opts"].depends_on or [])
             super().__init__(name, **kwargs)
@@ -135,6 +135,6 @@ def test_the_whole_program_gets_one_more_run_per_node_and_nothing_else_changes(t
     before = _program_inputs(config)
     with registry.registered(edpm_motd.SERVICE):
         after = _program_inputs(config)
-    assert after.keys() - before.keys() == {(DYNAMIC, "edpm-compute-0-motd"), (DYNAMIC, "edpm-compute-1-motd")}
+    assert after.keys() - before.keys() == {(RUN, "edpm-compute-0-motd"), (RUN, "edpm-compute-1-motd")}
     assert before.keys() - after.keys() == set()
     assert {k for k in before if before[k] != after[k]} == set()

@@ -14,14 +14,13 @@ from urllib.parse import quote
 import pulumi
 import pytest
 
-from components import playbook
-from components.playbook import PlaybookRun, _PlaybookProvider, roles_fingerprint
+from components.ansible_runner import playbook
+from components.ansible_runner.playbook import PlaybookRun, _PlaybookProvider, roles_fingerprint
 from tests.unit.engine import EngineMonitor, Registration, in_clear, is_secret, name_of, secret
 from tests.unit.test_components import RecordingMocks, settings
 from tests.unit.test_playbook import PROPS
 from tests.unit.test_rotation import NEW_KEY, _dev_config, run_main
 
-DYNAMIC = "pulumi-python:dynamic:Resource"
 # set by a node's customServiceConfig: a snippet that sets secret options (a neutron password)
 SNIPPET_SECRET = "snippet-password-51c3"
 
@@ -56,7 +55,7 @@ def _run(config: dict[str, Any]) -> EngineMonitor:
 def _made_secrets(program: EngineMonitor) -> set[str]:
     """What the program's dynamic resources made secret: generated passwords, keys."""
     made = set()
-    for r in program.of_type(DYNAMIC).values():
+    for r in program.dynamic():
         # GeneratedSecret, GeneratedSSHKey, a certificate authority and its certificates
         key = next((k for i, k in (("bytes", "value"), ("comment", "private_key"), ("common_name", "key_pem"))
                     if i in r.inputs), None)
@@ -124,7 +123,7 @@ SECRET_OUTPUTS = {"bytes": {"value"},  # GeneratedSecret
 def test_what_makes_or_holds_a_secret_asks_the_engine_to_keep_it_secret(tmp_path: Path) -> None:
     program = _run(_dev_with_tls(tmp_path))
     seen: dict[str, list[str]] = {kind: [] for kind in SECRET_OUTPUTS}
-    for r in program.of_type(DYNAMIC).values():
+    for r in program.dynamic():
         kind = next(k for k in SECRET_OUTPUTS if k in r.inputs)
         seen[kind].append(r.name)
         assert SECRET_OUTPUTS[kind] <= r.secret_outputs, r.name

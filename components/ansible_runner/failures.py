@@ -1,21 +1,21 @@
-"""Why a run on a node failed, in words a user can act on: where it stopped,
-what SSH refused, and for a delete that cannot reach its node, the ways forward."""
+"""Why a run on a node failed, in words a user can act on: where it stopped and
+what the module said (from the run's events, `events.summarize`), what SSH
+refused, and for a delete that cannot reach its node, the ways forward."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from components import nodessh, runguard
+from components.ansible_runner import events, nodessh, runguard
 from components.settings.knownhosts import lookup_name
 
 # Nodes whose services are dropped from the stack without their stop step when they cannot
 # be reached (comma-separated node names; docs/operations.md, "A node that is gone").
 FORGET_NODES = "OPENSTACK_NOVA_FORGET_NODES"
-_PLAY = re.compile(r"^PLAY \[(.*)\] \**$", re.M)
-_TASK = re.compile(r"^(?:TASK|RUNNING HANDLER) \[(.*)\] \**$", re.M)
+# The most of a failed command's own output a message repeats (its log has it all).
+OUTPUT_LINES = 15
 
 
 class PlaybookError(Exception):
@@ -26,12 +26,36 @@ class UnreachableNodeError(PlaybookError):
     """Nothing could run on the node: SSH did not reach it."""
 
 
-def where(output: str) -> str:
-    """The play and task a run's output last started, e.g. "play 'Deploy nova', task 'Copy files'"."""
-    plays, tasks = _PLAY.findall(output), _TASK.findall(output)
-    if not plays:
+def where(run: Mapping[str, Any] | None, *, failed: bool = True) -> str:
+    """Where a run got to, from the summary of its events: the play and task of the failure
+    that stopped it (with `failed`), else the last it started; e.g. "play 'Deploy nova', task
+    'edpm_nova : Copy files'"."""
+    run = run or {}
+    stop = (run.get("failure") if failed else None) or run
+    play, task = stop.get("play"), stop.get("task")
+    if not play:
         return "before its first play"
-    return f"play '{plays[-1]}'" + (f", task '{tasks[-1]}'" if tasks else "")
+    return f"play '{play}'" + (f", task '{task}'" if task else "")
+
+
+def said(stop: Mapping[str, Any]) -> str:
+    """What the module said of the failure that stopped a run: its message, each failed item's,
+    the command's exit status and the end of its own output (censored, for a task with no_log)."""
+    lines = [str(stop.get("msg") or "the module gave no message")]
+    for item in stop.get("items") or []:
+        label = "an item" if item.get("censored") else f"item {item.get('item')}"
+        exit_status = f" (exit status {item['rc']})" if item.get("rc") is not None else ""
+        lines.append(f"  {label}: {item.get('msg') or 'failed'}{exit_status}")
+    if stop.get("rc") is not None:
+        lines.append(f"  exit status {stop['rc']}")
+    output = str(stop.get("stderr") or stop.get("stdout") or "").strip()
+    lines += [f"  {line}" for line in output.splitlines()[-OUTPUT_LINES:]]
+    return "\n".join(lines)
+
+
+def _whole_log(node: str, playbook: str) -> str:
+    path = runguard.log_path(node, playbook)
+    return f"\n(the run's whole output: {path})" if path else ""
 
 
 def _known_hosts_file(props: Mapping[str, Any]) -> str:
@@ -67,17 +91,24 @@ def failure(props: Mapping[str, Any], playbook: str, limits: Mapping[str, int], 
     """The error of a run that did not end well (None when it did)."""
     node = nodessh.target(props["host"], props.get("host_vars") or {})
     tail = "".join(f"\n{line}" for line in output.strip().splitlines()[-25:])
-    at = where(output)
+    run = (result or {}).get("run")
+    at = where(run)
     failed = f"ansible-playbook {playbook} failed on {node.name} {'in ' if at.startswith('play') else ''}{at}"
     outcome = (result or {}).get("outcome")
     if status is None or outcome == "timeout":
         return PlaybookError(
             f"ansible-playbook {playbook} on {node.name} did not finish within {limits['run']}s "
-            f"(its node set's nodeTemplate.timeouts.run) and was stopped in {at}. "
+            f"(its node set's nodeTemplate.timeouts.run) and was stopped in {where(run, failed=False)}. "
             f"Check the node, then run `pulumi up` again:{tail}")
     if result is None:
         return PlaybookError(f"the run of {playbook} on {node.name} ended without a result (exit {status}):{tail}")
     if outcome == "done" and result.get("exit") == 0:
+        if (run or {}).get("stats") is None:
+            # what the run did, and a check what it would change, is unknown: no recap to go by
+            return PlaybookError(
+                f"ansible-playbook {playbook} on {node.name} ended without its recap: Ansible did not load the "
+                f"runner's callback {events.CALLBACK} (ansible/callback_plugins/), whose events say what a run "
+                f"did. Check that the file is there, then run `pulumi up` again:{tail}")
         return None
     if outcome == "busy":
         return PlaybookError(
@@ -96,26 +127,34 @@ def failure(props: Mapping[str, Any], playbook: str, limits: Mapping[str, int], 
         return PlaybookError(
             f"{failed}: the connection that holds {node.name}'s run lock dropped ({result.get('detail')}), so "
             f"the run was stopped before another could overlap it. Check the node, then run `pulumi up` again.{tail}")
-    # SSH's words, from the run guard's own connection or from Ansible's UNREACHABLE (a task's
-    # output may say "Permission denied" for other reasons)
-    said = str(result.get("detail") or "") if outcome == "unreachable" else (
-        output if "UNREACHABLE!" in output else "")
-    found = nodessh.refusal(said)
+    stop = (run or {}).get("failure")
+    # SSH's words, from the run guard's own connection or from a task that found the node
+    # unreachable (a task's failure may say "Permission denied" for other reasons)
+    ssh_said = str(result.get("detail") or "") if outcome == "unreachable" else (
+        str(stop.get("msg") or "") if stop and stop.get("unreachable") else "")
+    found = nodessh.refusal(ssh_said)
     if found is not None:
         error = UnreachableNodeError if found.kind == "unreachable" else PlaybookError
-        return error(f"{failed}: {_refused(props, node, found)}{tail}")
+        return error(f"{failed}: {_refused(props, node, found)}" + (_whole_log(node.name, playbook) if stop else tail))
     if outcome == "unreachable":
         return UnreachableNodeError(f"{failed}: cannot reach {node}: {result.get('detail') or 'no answer'}{tail}")
+    if stop and stop.get("unreachable"):
+        return UnreachableNodeError(f"{failed}: cannot reach {node}: {said(stop)}{_whole_log(node.name, playbook)}")
+    if stop:
+        return PlaybookError(f"{failed} (exit {result.get('exit')}): {said(stop)}{_whole_log(node.name, playbook)}")
+    # Ansible reported no failure (e.g. it could not read the playbook): its own words
     return PlaybookError(f"{failed} (exit {result.get('exit')}):{tail}")
 
 
-def forget_on_delete(props: Mapping[str, Any], error: UnreachableNodeError) -> str:
-    """The error of a delete whose node cannot be reached: the ways forward."""
+def forget_on_delete(props: Mapping[str, Any], error: UnreachableNodeError, urns: Sequence[str] = ()) -> str:
+    """The error of a delete whose node cannot be reached: the ways forward. `urns`: the
+    resource's URN in the state, or the URNs it may have there, most likely first."""
     node = props["host"]["name"]
-    urn = props.get("state_urn")
-    drop = (f"pulumi state delete '{urn}'" if urn else
+    drop = (f"pulumi state delete '{urns[0]}'" if urns else
             f"pulumi state delete '<the URN `pulumi stack --show-urns` lists for "
             f"{node}-{Path(props['stop_playbook']).stem.removesuffix('-stop')}>'")
+    for other in urns[1:]:
+        drop += f"\n    (or, if `pulumi stack --show-urns` lists it so: pulumi state delete '{other}')"
     return (f"{error}\nThe resource stays in the stack until its stop step has run on {node}. Either bring {node} "
             f"back and run `pulumi up` again, or, if it is gone for good, forget it knowingly (nothing is stopped "
             f"on it; docs/operations.md, \"A node that is gone\"): run `{FORGET_NODES}={node} pulumi up`, or drop this "

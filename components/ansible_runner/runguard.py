@@ -1,7 +1,7 @@
 """The run guard: one Ansible run on one node, from taking the node's run lock to
 releasing it.
 
-`python -m components.runguard WORKDIR` is what PlaybookRun starts, in a
+`python -m components.ansible_runner.runguard WORKDIR` is what PlaybookRun starts, in a
 session of its own, for every run. A killed or interrupted `pulumi up` leaves
 the guard going: it finishes the run (or stops it at its time limit), frees the
 node and removes WORKDIR, which holds the run's secrets. So no run is left
@@ -14,7 +14,10 @@ guard ends, even killed, its connection closes and the node is free again.
 
 The guard prints the run's output as it comes, then one last line: RESULT and
 a JSON object (`outcome`: done, busy, nolock, unreachable, timeout, stopped or
-lost; `exit`, `holder`, `detail`).
+lost; `exit`, `holder`, `detail`; `run`, once Ansible reported anything: where
+it got to, what failed, its recap, from the run's events, `events.summarize`).
+While it runs, it appends the run's progress (`events.Progress`) to the file
+that PROGRESS names, when set.
 """
 
 from __future__ import annotations
@@ -33,11 +36,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from components.ansible_runner import events
+
 LOCK_PATH = "/var/lib/openstack/ansible-run.lock"
 SPEC = "guard.json"
 SSH_FAILED = 255  # ssh's own exit status when it did not get to run the command
 RESULT = "@@openstack-nova-run-result "
 STOP_GRACE = 10  # seconds between asking a run to stop and killing it
+LOG_DIR = "OPENSTACK_NOVA_ANSIBLE_LOG_DIR"  # where each node's runs are logged, when set
 # The holder of the lock on the node waits for the run's lock wait, then holds it while
 # the guard's connection is open, at most this long past the run's limit.
 HOLD_MARGIN = 3 * STOP_GRACE + 30
@@ -109,13 +115,18 @@ def _iso(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
+def log_path(node: str, playbook: str) -> Path | None:
+    """The private log that keeps the whole output of a node's runs of `playbook`, if asked for."""
+    log_dir = os.environ.get(LOG_DIR)
+    return Path(log_dir) / f"{node}-{Path(playbook).stem}.log" if log_dir else None
+
+
 def keep_log(node: str, playbook: str, check: bool, output: str) -> None:
     """Appends the run's whole output to a private per-node log, when asked to."""
-    log_dir = os.environ.get("OPENSTACK_NOVA_ANSIBLE_LOG_DIR")
-    if not log_dir:
+    path = log_path(node, playbook)
+    if path is None:
         return
-    os.makedirs(log_dir, mode=0o700, exist_ok=True)
-    path = Path(log_dir) / f"{node}-{Path(playbook).stem}.log"
+    os.makedirs(path.parent, mode=0o700, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(fd, "a") as handle:
         handle.write(f"== {time.strftime('%Y-%m-%dT%H:%M:%S')} {playbook}{' (check)' if check else ''}\n{output}\n")
@@ -130,19 +141,54 @@ def _lines(stream: IO[str], into: queue.Queue[str | None]) -> None:
 class Guard:
     """One run: spec keys `node`, `playbook`, `check`, `lock` (argv that holds the node's
     lock: lock_command, run there), `command` (the run's argv), `cwd`, `limits`
-    (`connect`, `run`, `lock` seconds)."""
+    (`connect`, `run`, `lock` seconds), `events` (the file Ansible's callback writes the
+    run's events to, when it has one)."""
 
     def __init__(self, spec: Mapping[str, Any], out: _Output) -> None:
         self.spec, self.out = spec, out
         self.limits: Mapping[str, int] = spec["limits"]
         self.stop_signal: str | None = None
         self.started = time.time()
+        self.events = events.EventFile(Path(spec["events"])) if spec.get("events") else None
+        self.seen: list[dict[str, Any]] = []
+        self.progress = events.Progress(spec["node"], spec["playbook"], bool(spec.get("check")))
+        self.progress_file = os.environ.get(events.PROGRESS) or None
 
     def on_signal(self, signum: int, _frame: Any) -> None:
         self.stop_signal = signal.Signals(signum).name
 
     def note(self, text: str) -> None:
         self.out.write(f"openstack-nova: {text}\n")
+
+    def show(self, *lines: str) -> None:
+        """Appends progress lines to the progress file, if any (one write each: the runs of a
+        stack share the file); a file that cannot be written costs the run nothing."""
+        if not self.progress_file:
+            return
+        try:
+            fd = os.open(self.progress_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        except OSError:
+            return
+        try:
+            for line in lines:
+                os.write(fd, line.encode())
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def read_events(self) -> None:
+        """Takes in the events written since the last call: progress lines for each."""
+        if self.events is None:
+            return
+        for event in self.events.new():
+            self.seen.append(event)
+            self.show(*self.progress.of(event))
+
+    def with_run(self, outcome: dict[str, Any]) -> dict[str, Any]:
+        """The outcome with what the run's events say of it, once there are any."""
+        self.read_events()
+        return {**outcome, "run": events.summarize(self.seen)} if self.seen else outcome
 
     def holder_record(self) -> str:
         """Who holds the node: what the next run reports while it waits."""
@@ -152,6 +198,7 @@ class Guard:
                 f"started {_iso(self.started)}, ends by {_iso(ends)} at the latest")
 
     def run(self) -> dict[str, Any]:
+        self.show(self.progress.start())
         lock = subprocess.Popen(self.spec["lock"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, process_group=0)
         errors: list[str] = []
@@ -195,6 +242,7 @@ class Guard:
             if word == "WAITING":
                 self.note(f"{self.spec['node']} is busy with another run ({rest}); waiting up to "
                           f"{self.limits['lock']}s for it to end")
+                self.show(self.progress.line(f"waiting up to {self.limits['lock']}s for another run: {rest}"))
             elif word == "BUSY":
                 return {"outcome": "busy", "holder": rest}
             elif word == "NOLOCK":
@@ -207,8 +255,9 @@ class Guard:
     def _run_locked(self, lock: subprocess.Popen[str], errors: list[str],
                     err_reader: threading.Thread) -> dict[str, Any]:
         # its own process group: stopping it reaches everything it started, and not the guard
+        env = {**os.environ, events.EVENTS: self.spec["events"]} if self.spec.get("events") else None
         proc = subprocess.Popen(self.spec["command"], cwd=self.spec["cwd"], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, process_group=0)
+                                stderr=subprocess.STDOUT, text=True, process_group=0, env=env)
         assert proc.stdout is not None
         pump = threading.Thread(target=self._forward, args=(proc.stdout,), daemon=True)
         pump.start()
@@ -225,9 +274,10 @@ class Guard:
             if outcome is not None:
                 self._stop(proc)
                 break
+            self.read_events()
             time.sleep(0.2)
         pump.join(timeout=10)
-        return outcome or {"outcome": "done", "exit": proc.returncode}
+        return self.with_run(outcome or {"outcome": "done", "exit": proc.returncode})
 
     def _forward(self, stream: IO[str]) -> None:
         for line in stream:
@@ -271,6 +321,7 @@ def main(argv: list[str]) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, guard.on_signal)
         result = guard.run()
+        guard.show(guard.progress.end(result))
         keep_log(spec["node"], spec["playbook"], bool(spec.get("check")), "".join(out.text))
     finally:
         # the run's key, files and known hosts go, whoever is still listening
