@@ -397,3 +397,57 @@ def test_refresh_finds_a_missing_haproxy_wrapper_and_up_puts_it_back(dev_stack: 
     repaired = sorted(name for op, _, name in changes["steps"] if op == "update")
     assert repaired == ["edpm-compute-0-neutron-metadata"]
     assert stat("edpm-compute-0", wrapper) == {"ovn_metadata_haproxy_wrapper": "755 root"}
+
+
+def _daemon_started(name: str, daemon: str) -> str:
+    """When systemd last started the node's libvirt daemon (empty: never since boot)."""
+    return node(name, f"systemctl show -P ActiveEnterTimestampMonotonic {daemon}.service").stdout.strip()
+
+
+def test_a_change_to_one_nodes_libvirt_files_restarts_its_daemons_only(dev_stack: str) -> None:
+    """A changed libvirt file on one node (by hand, then `up` puts the rendered one back) restarts
+    that node's daemons; the other node's keep running. virsh reaches qemu through virtqemud,
+    libvirt's modular daemon the rendered config is for, with no monolithic libvirtd."""
+    changed, other = NODES
+    for name in NODES:
+        assert node(name, "systemctl is-active virtqemud.socket").stdout.strip() == "active", name
+    node(changed, "virsh -c qemu:///system version")  # socket-activated: the daemon runs from here
+    before = {name: {d: _daemon_started(name, d) for d in ("virtqemud", "virtlogd")} for name in NODES}
+    node(changed, "echo '# edited by hand' >> /etc/libvirt/virtqemud.conf")
+    pulumi("refresh", "--yes", "--skip-preview", "-s", dev_stack)
+    changes = up(dev_stack)
+    assert sorted(name for op, _, name in changes["steps"] if op == "update") == [f"{changed}-libvirt"]
+    assert "edited by hand" not in node(changed, "cat /etc/libvirt/virtqemud.conf").stdout
+    after = {name: {d: _daemon_started(name, d) for d in ("virtqemud", "virtlogd")} for name in NODES}
+    assert all(after[changed][d] and after[changed][d] != before[changed][d] for d in after[changed]), (
+        before, after)
+    assert after[other] == before[other]
+    version = node(changed, "virsh -c qemu:///system version").stdout
+    assert "Running hypervisor: QEMU" in version, version
+    # the connection went to virtqemud's socket, and no libvirtd exists to answer instead
+    assert node(changed, "systemctl show -P NAccepted virtqemud.socket").stdout.strip() != "0"
+    assert node(changed, "systemctl list-unit-files 'libvirtd*' --no-legend").stdout.strip() == ""
+
+
+def test_the_metadata_agent_runs_on_every_node_and_registers_its_chassis(dev_stack: str) -> None:
+    """Each node's edpm_ovn_metadata_agent unit runs the agent, which writes its metadata id on
+    its chassis in the OVN southbound database (what neutron's server looks for)."""
+    for name in NODES:
+        assert node(name, "systemctl is-active edpm_ovn_metadata_agent.service").stdout.strip() == "active", name
+    sb = "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642"
+
+    def registered() -> dict[str, str]:
+        listed = run("kubectl", "exec", "-n", "openstack", "ovsdbserver-nb-0", "--", "ovn-sbctl", f"--db={sb}",
+                     "--timeout=30", "--format=json", "--columns=name,external_ids", "list", "Chassis_Private").stdout
+        found: dict[str, str] = {}
+        for chassis, ids in json.loads(listed)["data"]:
+            metadata_id = dict(ids[1]).get("neutron:ovn-metadata-id")
+            if metadata_id:
+                found[chassis] = metadata_id
+        return found
+
+    found = eventually(registered, lambda f: set(NODES) <= set(f), seconds=120)
+    assert all(found[name] for name in NODES), found
+    for name in NODES:
+        check = node(name, "podman healthcheck run ovn_metadata_agent")
+        assert check.returncode == 0, (name, check.stdout, check.stderr)
