@@ -40,7 +40,8 @@ def resource_providers() -> set[str]:
 def test_each_node_is_a_host_whose_systemd_runs_nova_compute_in_podman(dev_stack: str) -> None:
     image = yaml.safe_load(STACK_FILE.read_text())["config"]["openstack-nova:images"]["compute"]
     for name in NODES:
-        assert node(name, "systemctl is-system-running").stdout.strip() == "running", name
+        state = node(name, "systemctl is-system-running").stdout.strip()
+        assert state == "running", (name, state, node(name, "systemctl --failed --no-legend").stdout)
         assert node(name, f"systemctl is-active {UNIT}").stdout.strip() == "active", name
         running = container(name)
         assert running is not None and running["image"] == image, (name, running)
