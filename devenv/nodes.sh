@@ -4,7 +4,7 @@
 # cached Debian root (devenv/hosts/rootfs.sh) under a layer of its own, with
 # sshd, podman and Quadlet, libvirt, QEMU and Open vSwitch as a real compute
 # has them. Ansible reaches them over real SSH.
-# Usage: nodes.sh start|stop|status [COUNT]   (COUNT: $EDPM_NODE_COUNT or 2)
+# Usage: nodes.sh start|stop|status|memory [COUNT]   (COUNT: $EDPM_NODE_COUNT or 2)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/lib.sh
@@ -364,9 +364,31 @@ cmd_status() {
   return $rc
 }
 
+# Each node's memory as the host accounts it: its processes' resident memory
+# and the page cache charged to it (what the README's figure is).
+cmd_memory() {
+  local count i n d
+  count=$(recorded_count)
+  [ "$count" -gt 0 ] || die "no nodes are running"
+  printf '%-16s %10s %10s\n' NODE RSS_MIB CACHE_MIB
+  for ((i = 0; i < count; i++)); do
+    n=$(node_name "$i") d=/sys/fs/cgroup/memory/$CGROUP/$n
+    if [ -f "$d/memory.stat" ]; then
+      awk -v n="$n" '$1 == "total_rss" {r = $2} $1 == "total_cache" {c = $2}
+        END {printf "%-16s %10d %10d\n", n, r / 1048576, c / 1048576}' "$d/memory.stat"
+    else
+      d=/sys/fs/cgroup/unified/$CGROUP/$n
+      [ -f "$d/memory.stat" ] || die "no memory accounting for $n (no memory controller on $d)"
+      awk -v n="$n" '$1 == "anon" {r = $2} $1 == "file" {c = $2}
+        END {printf "%-16s %10d %10d\n", n, r / 1048576, c / 1048576}' "$d/memory.stat"
+    fi
+  done
+}
+
 case "${1:-}" in
   start) cmd_start "${2:-}" ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
-  *) die "usage: $PROG start|stop|status [COUNT]" ;;
+  memory) cmd_memory ;;
+  *) die "usage: $PROG start|stop|status|memory [COUNT]" ;;
 esac

@@ -67,12 +67,16 @@ def test_hypervisors_are_the_nodes_qemu_with_their_cpus_and_memory(dev_stack: st
     for name in NODES:
         shown = openstack("hypervisor", "show", name)
         assert shown["hypervisor_type"] == "QEMU", (name, shown)
-        # what libvirt says of the node, through nova's libvirt driver
-        cpus, memory_kib = node(name, "nproc; awk '/^MemTotal:/ {print $2}' /proc/meminfo").stdout.split()
+        # what the node's libvirt says of it (the memory of its NUMA cells, less than
+        # /proc/meminfo's), as nova's libvirt driver reports it to Placement
+        info = dict(line.split(":", 1) for line in node(
+            name, "virsh -c qemu:///system nodeinfo").stdout.splitlines() if ":" in line)
+        cpus, memory_kib = int(info["CPU(s)"]), int(info["Memory size"].split()[0])
+        assert cpus == int(node(name, "nproc").stdout), name
         inventory = {i["resource_class"]: i for i in openstack(
             "resource", "provider", "inventory", "list", shown["id"])}
-        assert inventory["VCPU"]["total"] == int(cpus), (name, inventory)
-        assert inventory["MEMORY_MB"]["total"] == int(memory_kib) // 1024, (name, inventory)
+        assert inventory["VCPU"]["total"] == cpus, (name, inventory)
+        assert inventory["MEMORY_MB"]["total"] == memory_kib // 1024, (name, inventory)
 
 
 def test_host_discovery_mapped_each_compute_to_its_cell(dev_stack: str) -> None:
