@@ -25,13 +25,16 @@ NO_CONTENT = {"ansible.builtin.file", "ansible.builtin.systemd_service", "ansibl
               "ansible.builtin.stat", "ansible.builtin.meta", "ansible.builtin.assert", "ansible.builtin.find",
               "ansible.builtin.debug", "ansible.builtin.group", "ansible.builtin.user", "ansible.builtin.package",
               "ansible.builtin.slurp", "ansible.builtin.tempfile", "ansible.builtin.getent",
-              "ansible.builtin.setup"}
+              "ansible.builtin.setup", "ansible.builtin.include_role"}
 # Commands, and why none leaves a file half-written where a running service reads it.
 COMMANDS = {
     "Delete the nova-compute service record through the compute API": "writes nothing on the node",
     "Compare the known hosts with the node's": "reads only",
     "List the users of libvirt's SASL database": "reads only",
     "Read the state of the daemons' sockets": "reads only",
+    "Read podman's version": "reads only",
+    "Look for the images the units run": "reads only",
+    "Pull the images the units run": "podman's image store writes a layer whole before it names the image",
     "Write the migration user's password into libvirt's SASL database":
         "the SASL library updates its database record by record under its own lock",
     # The exception: the nova_compute container bind-mounts this one file, and a renamed
