@@ -6,19 +6,15 @@ units stops the run with the reason."""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.unit.ansible_run import role_play, run_play
 from tests.unit.quadlet import QUADLET_ROLES, ROLES, render_unit, unit_names
-
-ANSIBLE = ROLES.parent
 
 PODMAN = """#!/bin/sh
 # a stand-in podman: its version, an image store of the names in $STORE, pulls that fail
@@ -34,30 +30,13 @@ case "$1" in
 esac
 """
 
-PLAY = """\
-- name: Lay out nova's containers as a node's run does
-  hosts: all
-  gather_facts: false
-  tasks:
-    - name: Install nova-compute
-      ansible.builtin.import_role:
-        name: edpm_nova
-        tasks_from: install
-"""
-
-
 def _run(tmp_path: Path, *, version: str = "4.4.1", fails: int = 0, store: tuple[str, ...] = (),
          generator: bool = True) -> subprocess.CompletedProcess[str]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "podman").write_text(PODMAN)
-    (bin_dir / "podman").chmod(0o755)
     (tmp_path / "store").write_text("".join(f"{image}\n" for image in store))
     (tmp_path / "log").write_text("")
     quadlet = tmp_path / "quadlet"
     if generator:
         quadlet.write_text("")
-    (tmp_path / "play.yml").write_text(PLAY)
     extra: dict[str, Any] = {
         "edpm_nova_quadlet_dir": str(tmp_path / "units"),
         "edpm_container_quadlet_generators": [str(quadlet)],
@@ -66,17 +45,10 @@ def _run(tmp_path: Path, *, version: str = "4.4.1", fails: int = 0, store: tuple
         "edpm_container_quadlet_volumes": [], "edpm_container_quadlet_directories": [],
         "edpm_container_quadlet_unit_names": [],
         "edpm_container_quadlet_pull_delay": 0,
-        "ansible_python_interpreter": sys.executable,
     }
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LOG": str(tmp_path / "log"),
-           "STORE": str(tmp_path / "store"), "VERSION": version, "FAILS": str(fails),
-           "ANSIBLE_CONFIG": str(ANSIBLE / "ansible.cfg"), "ANSIBLE_ROLES_PATH": str(ROLES),
-           "ANSIBLE_HOME": str(tmp_path / "home"), "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"),
-           "ANSIBLE_REMOTE_TEMP": str(tmp_path / "remote-tmp"), "ANSIBLE_NOCOLOR": "1"}
-    ansible = Path(sys.executable).parent / "ansible-playbook"
-    return subprocess.run([str(ansible), "-i", "localhost,", "-c", "local", "-e", json.dumps(extra),
-                           str(tmp_path / "play.yml")], env=env, capture_output=True, text=True, check=False,
-                          timeout=300)
+    return run_play(tmp_path, role_play("edpm_nova", "install"), extra=extra, stubs={"podman": PODMAN},
+                    env={"LOG": str(tmp_path / "log"), "STORE": str(tmp_path / "store"), "VERSION": version,
+                         "FAILS": str(fails)})
 
 
 def _calls(tmp_path: Path) -> list[str]:
@@ -104,19 +76,13 @@ def test_the_units_ansible_writes_are_those_the_quadlet_checks_render_and_the_im
         written = (tmp_path / "units" / f"{unit}.container").read_text()
         assert written == render_unit("edpm_nova", unit, ansible_managed=written.splitlines()[0][2:]), unit
     image = yaml.safe_load((ROLES / "edpm_nova" / "defaults" / "main.yml").read_text())["edpm_nova_compute_image"]
-    # missing, pulled: two failures, then a third pull that succeeds
+    # missing, pulled: two failures, then a third pull that succeeds; then the restart
     assert _calls(tmp_path) == ["--version", f"image exists {image}"] + [f"pull {image}"] * 3
-    assert "Restart nova" in proc.stdout or "RUNNING HANDLER" in proc.stdout
-
-
-def test_an_image_the_node_has_is_not_pulled_and_unchanged_units_restart_nothing(tmp_path: Path) -> None:
-    image = yaml.safe_load((ROLES / "edpm_nova" / "defaults" / "main.yml").read_text())["edpm_nova_compute_image"]
-    first = _run(tmp_path, store=(image,))
-    assert first.returncode == 0, first.stdout + first.stderr
-    assert not [call for call in _calls(tmp_path) if call.startswith("pull")]
-    second = _run(tmp_path, store=(image,))
-    assert second.returncode == 0 and "RUNNING HANDLER" not in second.stdout, second.stdout
-    assert "changed=0" in second.stdout
+    assert "RUNNING HANDLER [edpm_nova : Restart nova-compute]" in proc.stdout
+    # again: the image is there, the units are the same: no pull, no restart, no change
+    again = _run(tmp_path, store=(image,))
+    assert again.returncode == 0 and "RUNNING HANDLER" not in again.stdout, again.stdout
+    assert _calls(tmp_path) == ["--version", f"image exists {image}"] and "changed=0" in again.stdout
 
 
 @pytest.mark.parametrize(("version", "generator", "says"), [
