@@ -123,7 +123,8 @@ def test_ceph_secrets_go_through_the_running_secret_daemon_and_the_key_is_never_
     tasks = _tasks("tasks/ceph_secrets.yml")
     # after the daemons run: after the handlers that restart them
     main = [t["name"] for t in _yaml("tasks/main.yml")]
-    assert main[-2:] == ["Restart libvirt's daemons if anything changed", "Keep the Ceph clusters' keys as libvirt secrets"]
+    assert main[-2:] == ["Restart libvirt's daemons if anything changed",
+                         "Keep the Ceph clusters' keys as libvirt secrets"]
     assert _role_vars()["edpm_libvirt_secret_definitions_dir"] == "/var/lib/openstack/config/libvirt-secrets"
     for name in ("Read the values libvirt holds for the Ceph secrets", "Find the secrets whose value libvirt lacks",
                  "Write each key into its file"):
@@ -182,7 +183,8 @@ def test_the_daemons_sockets_belong_to_the_libvirt_group_with_the_modes_the_conf
     assert drop_in["notify"] == "Restart libvirt"
     configs = libvirt_config_files(tls=False)
     for daemon, (kind, mode) in client:
-        text = _ansible_env().from_string(drop_in["ansible.builtin.copy"]["content"]).render(item=[daemon, [kind, mode]])
+        content = drop_in["ansible.builtin.copy"]["content"]
+        text = _ansible_env().from_string(content).render(item=[daemon, [kind, mode]])
         lines = [line for line in text.splitlines() if line and not line.startswith("#")]
         assert lines == ["[Socket]", "SocketGroup=libvirt", f"SocketMode={mode}"], (daemon, kind)
         conf = dict(line.replace(" ", "").split("=", 1) for line in configs[f"{daemon}.conf"].splitlines()
