@@ -6,6 +6,7 @@ units stops the run with the reason."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from components.playbook import roles_fingerprint
 from tests.unit.ansible_run import role_play, run_play
 from tests.unit.quadlet import QUADLET_ROLES, ROLES, render_unit, unit_names
 
@@ -94,3 +96,15 @@ def test_a_podman_that_cannot_run_the_units_stops_the_run_with_the_reason(
     proc = _run(tmp_path, version=version, generator=generator)
     assert proc.returncode != 0 and says in proc.stdout, proc.stdout
     assert not (tmp_path / "units").exists()
+
+
+def test_a_change_of_the_shared_role_reruns_the_playbooks_of_the_roles_that_use_it(tmp_path: Path) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"  # (fingerprints are cached by directory)
+    shutil.copytree(ROLES.parent, old)
+    shutil.copytree(ROLES.parent, new)
+    restart = new / "roles" / "edpm_container_quadlet" / "tasks" / "restart.yml"
+    restart.write_text(restart.read_text() + "\n")
+    playbooks = ("nova.yml", "neutron-metadata-stop.yml", "libvirt.yml", "ssh-known-hosts.yml")
+    before = {p: roles_fingerprint(p, old) for p in playbooks}
+    after = {p: roles_fingerprint(p, new) for p in playbooks}
+    assert [p for p in before if before[p] != after[p]] == ["nova.yml", "neutron-metadata-stop.yml", "libvirt.yml"]
