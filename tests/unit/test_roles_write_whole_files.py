@@ -25,13 +25,26 @@ NO_CONTENT = {"ansible.builtin.file", "ansible.builtin.systemd_service", "ansibl
               "ansible.builtin.stat", "ansible.builtin.meta", "ansible.builtin.assert", "ansible.builtin.find",
               "ansible.builtin.debug", "ansible.builtin.group", "ansible.builtin.user", "ansible.builtin.package",
               "ansible.builtin.slurp", "ansible.builtin.tempfile", "ansible.builtin.getent",
-              "ansible.builtin.setup"}
+              "ansible.builtin.setup", "ansible.builtin.include_role"}
 # Commands, and why none leaves a file half-written where a running service reads it.
 COMMANDS = {
     "Delete the nova-compute service record through the compute API": "writes nothing on the node",
     "Compare the known hosts with the node's": "reads only",
     "List the users of libvirt's SASL database": "reads only",
     "Read the state of the daemons' sockets": "reads only",
+    "Read podman's version": "reads only",
+    "List libvirt's secrets": "reads only",
+    "Read the values libvirt holds for the Ceph secrets": "reads only",
+    "Read the os_enable_vtpm boolean": "reads only",
+    "Look for container labels under /run/libvirt": "reads only",
+    "Define the Ceph secrets": "libvirt's secret daemon writes its own store",
+    "Set the secrets' values from the files": "libvirt's secret daemon writes its own store",
+    "Remove the Ceph secrets of clusters no longer given": "libvirt's secret daemon writes its own store",
+    "Stop libvirt's default network": "writes nothing on the node's disk",
+    "Let swtpm run guests' vTPM": "SELinux's tools commit the policy store as a transaction",
+    "Give /run/libvirt back its own label": "changes labels, not content",
+    "Look for the images the units run": "reads only",
+    "Pull the images the units run": "podman's image store writes a layer whole before it names the image",
     "Write the migration user's password into libvirt's SASL database":
         "the SASL library updates its database record by record under its own lock",
     # The exception: the nova_compute container bind-mounts this one file, and a renamed
