@@ -202,6 +202,28 @@ def test_api_behind_internal_and_public_services(mocks: RecordingMocks) -> pulum
 
 
 @pulumi.runtime.test
+def test_a_cells_metadata_service_has_upstreams_names(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    """nova-operator's names for a cell's metadata service: the neutron agents of the cell's nodes
+    reach nova-metadata-<cell>-internal, from nova-<cell>-metadata-neutron-config."""
+    s = settings(metadataServiceTemplate={"enabled": False},
+                 cellTemplates={"cell0": {}, "cell1": {"metadataServiceTemplate": {"enabled": True}}})
+
+    def check(_: Any) -> None:
+        def names(typ: str) -> set[str]:
+            return {i["metadata"]["name"] for i in mocks.of_type(typ).values()}
+
+        assert "nova-metadata-cell1-internal" in names("kubernetes:core/v1:Service")
+        assert not {n for n in names("kubernetes:core/v1:Service") if n.startswith("nova-cell1-metadata")}
+        assert {"nova-cell1-metadata-config-data", "nova-cell1-metadata-neutron-config"} <= names(SECRET)
+        assert "nova-cell1-metadata" in names(STATEFULSET)
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
+        neutron = revealed(by_name["nova-cell1-metadata-neutron-config"]["stringData"])["05-nova-metadata.conf"]
+        assert "nova_metadata_host = nova-metadata-cell1-internal.openstack.svc" in neutron
+
+    return build(mocks, s).apply(check)
+
+
+@pulumi.runtime.test
 def test_stale_service_cleanup_runs_after_every_rollout(
     mocks: RecordingMocks, monkeypatch: pytest.MonkeyPatch
 ) -> pulumi.Output[Any]:
