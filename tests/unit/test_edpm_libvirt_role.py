@@ -142,3 +142,16 @@ def test_with_tls_systemd_mode_opens_libvirts_tls_listener() -> None:
     assert (socket["name"], socket["enabled"]) == ("virtproxyd-tls.socket",
                                                    "{{ edpm_libvirt_tls_certs_enabled | bool }}")
     assert _yaml("tasks/main.yml")[1]["when"] == "edpm_libvirt_start_mode == 'systemd'"
+
+
+def test_by_default_the_daemons_run_from_host_packages_with_the_monolithic_libvirtd_masked() -> None:
+    defaults = _yaml("defaults/main.yml")
+    assert defaults["edpm_libvirt_start_mode"] == "systemd"
+    assert defaults["edpm_libvirt_services"] == ["virtlogd", "virtnodedevd", "virtproxyd", "virtqemud", "virtsecretd"]
+    assert _yaml("tasks/main.yml")[1]["when"] == "edpm_libvirt_start_mode == 'systemd'"
+    tasks = _tasks("tasks/install.yml")
+    assert tasks["Install libvirt and qemu"]["ansible.builtin.package"]["state"] == "present"
+    mask = tasks["Mask the monolithic libvirtd"]
+    assert mask["ansible.builtin.systemd_service"]["masked"] is True
+    assert mask["loop"] == ["libvirtd.service", "libvirtd.socket", "libvirtd-ro.socket", "libvirtd-admin.socket"]
+    assert tasks["Enable the daemons"]["loop"] == "{{ edpm_libvirt_services }}"

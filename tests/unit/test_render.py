@@ -299,6 +299,30 @@ def test_every_service_gets_upstreams_common_options(release: str) -> None:
         assert ("www_authenticate_uri" in conf["keystone_authtoken"]) == (name == "api"), name
 
 
+@pytest.mark.parametrize("release", list(RELEASES))
+def test_where_the_config_differs_from_upstreams_on_purpose(release: str) -> None:
+    """docs/upstream-parity.md's "different" rows of the config, each pinned here."""
+    settings = stack(release)
+    confs = {name: ini(text) for name, text in nova_confs(settings, credentials(settings)).items()
+             if not name.startswith("host-specific")}
+    for name, conf in confs.items():
+        # logs go to the container's output, not to a file a sidecar tails
+        assert "log_file" not in conf["DEFAULT"], name
+        # noVNC's proxy would log every frame when debugging
+        assert conf["DEFAULT"]["debug"] == ("false" if name.startswith("novncproxy") else "true"), name
+        # nova registers no auth options in [glance] or [barbican]: no dead credentials there
+        assert {k for k in conf["glance"] if k not in conf.defaults()} == {"region_name", "valid_interfaces"}, name
+        assert {k for k in conf["barbican"] if k not in conf.defaults()} == {
+            "barbican_region_name", "barbican_endpoint_type"}, name
+        # tokens with access rules are checked against nova's service type
+        assert conf["keystone_authtoken"]["service_type"] == "compute", name
+        for section in ("database", "api_database"):
+            if conf.has_section(section):
+                # conductors wait longer for the database at start than the others
+                retries = "30" if "conductor" in name else "3"
+                assert (conf[section]["max_retries"], conf[section]["retry_interval"]) == (retries, "1"), name
+
+
 # upstream's scheduling: filters for PCI, NUMA, aggregates and host affinity, placement
 # prefilters, no VCPU fallback for PCPU flavors; resize onto the same host allowed
 SCHEDULER_OPTIONS = {
