@@ -10,7 +10,7 @@ names: of resources, inputs and the files a run lays out.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,10 +168,9 @@ def _policy(report: Report, event: Mapping[str, Any]) -> None:
                          f"{event.get('policyName')} on {where}: {message}")
 
 
-def read(lines: Iterable[str]) -> Report:
+def read(text: str) -> Report:
     """The report of an operation from what the CLI printed: a stream of events, one per line,
     or the single document of a preview without streaming."""
-    text = "".join(lines)
     stripped = text.lstrip()
     if stripped.startswith("{") and not stripped.startswith('{"sequence"'):
         try:

@@ -30,29 +30,31 @@ def layout(outputs: Mapping[str, Any], report: Report | None = None) -> dict[str
             for s, ns in (outputs.get("inSync") or {}).items()}
 
 
-def outcome(step: Step | None, up_failed: bool) -> str:
+def outcome(step: Step | None, planned: Step | None, up_failed: bool) -> str:
     """How one service of one node fared in the up: changed when its run changed something on the
     node, unchanged when it did not run or changed nothing, failed, or not reached when the up
-    stopped before its run ended."""
-    if step is None:
-        return UNCHANGED
-    if step.failed:
+    stopped before the run that the preview (`planned`) had said would go."""
+    if step is not None and step.failed:
         return FAILED
-    if not step.changes:
-        return UNCHANGED
-    if not step.done:
-        return NOT_REACHED if up_failed else UNCHANGED
+    if step is None or not step.changes or not step.done:
+        due = planned is not None and planned.changes or step is not None and step.changes
+        return NOT_REACHED if up_failed and due else UNCHANGED
     changed = step.outputs.get("changed")
     return UNCHANGED if changed == 0 else CHANGED
 
 
-def rows(outputs: Mapping[str, Any], report: Report | None) -> tuple[list[str], list[list[str]]]:
+def _by_run(report: Report | None) -> dict[tuple[str, str, str], Step]:
+    return {(s.run.node_set, s.run.node, s.run.service): s for s in (report.runs if report else []) if s.run}
+
+
+def rows(outputs: Mapping[str, Any], report: Report | None,
+         preview: Report | None = None) -> tuple[list[str], list[list[str]]]:
     nodes = layout(outputs, report)
     services: list[str] = []
     for node_set in nodes.values():
         for node in node_set.values():
             services += [s for s in node.get("services") or [] if s not in services]
-    by_run = {(s.run.node_set, s.run.node, s.run.service): s for s in (report.runs if report else []) if s.run}
+    by_run, planned = _by_run(report), _by_run(preview)
     up_failed = report is not None and report.result != "succeeded"
     in_sync = outputs.get("inSync") or {}
     header = ["NODE SET", "NODE", "CELL", *services, "IN SYNC"]
@@ -61,7 +63,8 @@ def rows(outputs: Mapping[str, Any], report: Report | None) -> tuple[list[str], 
         for node in sorted(nodes[node_set]):
             info = nodes[node_set][node]
             own = info.get("services") or []
-            fared = {s: outcome(by_run.get((node_set, node, s)), up_failed) for s in [MARKER.name, *own]}
+            fared = {s: outcome(by_run.get((node_set, node, s)), planned.get((node_set, node, s)), up_failed)
+                     for s in [MARKER.name, *own]}
             row = [node_set, node, str(info.get("cell") or "?")]
             row += [fared[s] if s in own else "" for s in services]
             synced = (in_sync.get(node_set) or {}).get(node) or {}
@@ -87,8 +90,8 @@ def endpoint_lines(outputs: Mapping[str, Any]) -> list[str]:
     return [f"{n + ':':<{width + 1}} {url}" for n, url in named if url]
 
 
-def report_text(outputs: Mapping[str, Any], report: Report | None) -> str:
-    header, table = rows(outputs, report)
+def report_text(outputs: Mapping[str, Any], report: Report | None, preview: Report | None = None) -> str:
+    header, table = rows(outputs, report, preview)
     text = render(header, table) if table else "No EDPM nodes in this stack.\n"
     lines = endpoint_lines(outputs)
     return text + ("\n" + "\n".join(lines) + "\n" if lines else "")
