@@ -27,7 +27,7 @@ from components.settings import load
 from tests.unit import ROOT
 from tests.unit.test_settings import ALL_SECRET, good_config
 from tools.up.__main__ import NOTHING_TO_CHANGE, main
-from tools.up.events import Report, read
+from tools.up.events import read
 from tools.up.summary import summary
 from tools.up.table import report_text, rows
 
@@ -58,7 +58,8 @@ def outputs_after() -> dict[str, Any]:
     found["endpoints"] = {
         "keystone": "http://keystone-public.openstack.svc:5000",
         "compute": "http://nova-public.openstack.svc:8774/v2.1",
-        "novncproxy": {c: f"http://nova-novncproxy-{c}-public.openstack.svc:6080/vnc_lite.html" for c in ("cell1", "cell2")}}
+        "novncproxy": {c: f"http://nova-novncproxy-{c}-public.openstack.svc:6080/vnc_lite.html"
+                       for c in ("cell1", "cell2")}}
     return found
 
 
@@ -278,8 +279,8 @@ def apply(tmp_path: Path, preview: list[dict[str, Any]], up: list[dict[str, Any]
     fake = bin_dir / "pulumi"
     fake.write_text(FAKE_PULUMI)
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    (tmp_path / "preview.json").write_text((lines(preview)))
-    (tmp_path / "up.json").write_text((lines(up)))
+    (tmp_path / "preview.json").write_text(lines(preview))
+    (tmp_path / "up.json").write_text(lines(up))
     (tmp_path / "outputs.json").write_text(json.dumps(outputs_after()))
     venv_bin = ROOT / ".venv" / "bin"
     environ = {"PATH": f"{bin_dir}:{venv_bin}:/usr/bin:/bin", "HOME": str(tmp_path),

@@ -145,7 +145,7 @@ def _record(report: Report, meta: Mapping[str, Any], *, done: bool) -> None:
         known.op = step.op if step.op != "same" or not known.changes else known.op
         known.outputs = _state(meta, "new").get("outputs") or {}
         if step.type == STACK_TYPE:
-            before = set((_state(meta, "old").get("outputs") or {}))
+            before = set(_state(meta, "old").get("outputs") or {})
             after = set(known.outputs)
             report.outputs_added, report.outputs_removed = sorted(after - before), sorted(before - after)
 

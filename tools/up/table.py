@@ -37,7 +37,7 @@ def outcome(step: Step | None, planned: Step | None, up_failed: bool) -> str:
     if step is not None and step.failed:
         return FAILED
     if step is None or not step.changes or not step.done:
-        due = planned is not None and planned.changes or step is not None and step.changes
+        due = (planned is not None and planned.changes) or (step is not None and step.changes)
         return NOT_REACHED if up_failed and due else UNCHANGED
     changed = step.outputs.get("changed")
     return UNCHANGED if changed == 0 else CHANGED
@@ -51,9 +51,9 @@ def rows(outputs: Mapping[str, Any], report: Report | None,
          preview: Report | None = None) -> tuple[list[str], list[list[str]]]:
     nodes = layout(outputs, report)
     services: list[str] = []
-    for node_set in nodes.values():
-        for node in node_set.values():
-            services += [s for s in node.get("services") or [] if s not in services]
+    for members in nodes.values():
+        for info in members.values():
+            services += [s for s in info.get("services") or [] if s not in services]
     by_run, planned = _by_run(report), _by_run(preview)
     up_failed = report is not None and report.result != "succeeded"
     in_sync = outputs.get("inSync") or {}
