@@ -152,7 +152,7 @@ def _record(report: Report, meta: Mapping[str, Any], *, done: bool) -> None:
 
 def _diagnostic(report: Report, event: Mapping[str, Any]) -> None:
     severity = event.get("severity")
-    message = (str(event.get("prefix") or "") + str(event.get("message") or "")).strip()
+    message = str(event.get("message") or "").strip()  # its prefix is its severity, said again below
     if event.get("ephemeral") or not message:
         return
     if severity == "error":
