@@ -12,9 +12,10 @@ endif
 
 .PHONY: server-cpu graph up down test test-long unit quadlet integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog schema mutants
 
-## up: set up whatever is missing, then `pulumi up` on $(STACK)
+## up: set up whatever is missing, then `pulumi up` on $(STACK): a preview's summary first and, on a
+## terminal, a question (YES=1 applies without asking), each run's progress, a table per node at the end
 up: environment
-	@devenv/up.sh $(STACK)
+	@YES='$(YES)' devenv/up.sh $(STACK)
 
 ## environment: toolchain, venv, the single-node Kubernetes and the test nodes
 environment: toolchain venv

@@ -3,6 +3,7 @@
 import pulumi
 
 from components import k8s as kube
+from components import outputs
 from components.controlplane import NovaControlPlane
 from components.dataplane import EdpmNodeSet, NovaMigrationSSHKey
 from components.edpm.context import ControlPlaneFiles
@@ -64,6 +65,7 @@ pulumi.export("namespace", settings.namespace)
 pulumi.export("cells", [c.name for c in settings.nova.cells])
 pulumi.export("deployedHashes", {s.node_set_name: s.deployed_hashes for s in node_sets})
 pulumi.export("inSync", {s.node_set_name: s.in_sync for s in node_sets})
+outputs.export(settings)
 
 # Last: every registration starts before the SDK waits for them (components/registrations.py).
 start_before_waiting()

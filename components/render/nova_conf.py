@@ -122,8 +122,9 @@ def _wiring(settings: Settings, service: NovaService, cell: Cell | None, creds: 
         return _Wiring(creds.api_transport_url, ns.messaging_bus.quorum_queues,
                        _cell_database(settings, ns.cell(CELL0), creds), api_db)
     cell_db = _cell_database(settings, cell, creds)
-    # cell0's conductor is the superconductor: on the API bus, with API access
-    needs_api_db = service != NovaService.NOVNCPROXY and (cell.is_cell0 or cell.has_api_access)
+    # cell0's conductor is the superconductor: on the API bus, with API access. A cell's metadata
+    # service answers from the cell's database alone (local_metadata_per_cell), as upstream's
+    needs_api_db = service == NovaService.CONDUCTOR and (cell.is_cell0 or cell.has_api_access)
     return _Wiring(creds.transport_url(cell.name), cell.messaging_bus.quorum_queues, cell_db,
                    api_db if needs_api_db else None)
 

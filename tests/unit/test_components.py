@@ -94,6 +94,40 @@ def test_objects_per_cell_and_top_level(mocks: RecordingMocks) -> pulumi.Output[
 
 
 @pulumi.runtime.test
+def test_secret_keys_are_upstreams_where_docs_say_same(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    """docs/upstream-parity.md "Names and keys": the keys of each Secret, upstream's except the
+    kolla file (`config.json`) and the WSGI files; the labels are the program's own."""
+    s = settings(notificationsBus={"cluster": "rabbitmq"})
+
+    def check(_: Any) -> None:
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
+
+        def keys(name: str) -> set[str]:
+            return set(revealed(by_name[name]["stringData"]))
+
+        base = {"01-nova.conf", "nova-blank.conf", "my.cnf", "config.json"}
+        assert keys("nova-api-config-data") == base | {"httpd.conf", "10-nova-api-wsgi.conf", "nova-api-wsgi"}
+        assert keys("nova-metadata-config-data") == base | {
+            "httpd.conf", "10-nova-metadata-wsgi.conf", "nova-metadata-wsgi"}
+        for name in ("nova-scheduler-config-data", "nova-cell0-conductor-config-data",
+                     "nova-cell1-conductor-config-data", "nova-cell1-novncproxy-config-data"):
+            assert keys(name) == base, name
+        assert keys("nova-cell1-compute-config") == {
+            "01-nova.conf", "nova-blank.conf", "nova-compute-config.json", "rabbitmq_user_name",
+            "notification_rabbitmq_user_name"}
+        assert keys("nova-metadata-neutron-config") == {"05-nova-metadata.conf"}
+        # no scripts Secrets, internal Secrets (nova, nova-<cell>) or service account
+        assert not {n for n in by_name if n.endswith("-scripts") or n in ("nova", "nova-cell0", "nova-cell1")}
+        assert not mocks.of_type("kubernetes:core/v1:ServiceAccount")
+        api = next(i for i in mocks.of_type(STATEFULSET).values() if i["metadata"]["name"] == "nova-api")
+        assert api["spec"]["selector"]["matchLabels"] == {
+            "service": "nova", "component": "nova-api", "app.kubernetes.io/managed-by": "openstack-nova"}
+        assert [c["name"] for c in api["spec"]["template"]["spec"]["containers"]] == ["nova-api"]
+
+    return build(mocks, s).apply(check)
+
+
+@pulumi.runtime.test
 def test_compute_config_carries_the_cells_bus(mocks: RecordingMocks) -> pulumi.Output[Any]:
     def check(_: Any) -> None:
         by_name = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
@@ -199,6 +233,28 @@ def test_api_behind_internal_and_public_services(mocks: RecordingMocks) -> pulum
         assert services["nova-public"]["spec"]["ports"][0]["port"] == 8774
 
     return build(mocks, settings()).apply(check)
+
+
+@pulumi.runtime.test
+def test_a_cells_metadata_service_has_upstreams_names(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    """nova-operator's names for a cell's metadata service: the neutron agents of the cell's nodes
+    reach nova-metadata-<cell>-internal, from nova-<cell>-metadata-neutron-config."""
+    s = settings(metadataServiceTemplate={"enabled": False},
+                 cellTemplates={"cell0": {}, "cell1": {"metadataServiceTemplate": {"enabled": True}}})
+
+    def check(_: Any) -> None:
+        def names(typ: str) -> set[str]:
+            return {i["metadata"]["name"] for i in mocks.of_type(typ).values()}
+
+        assert "nova-metadata-cell1-internal" in names("kubernetes:core/v1:Service")
+        assert not {n for n in names("kubernetes:core/v1:Service") if n.startswith("nova-cell1-metadata")}
+        assert {"nova-cell1-metadata-config-data", "nova-cell1-metadata-neutron-config"} <= names(SECRET)
+        assert "nova-cell1-metadata" in names(STATEFULSET)
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
+        neutron = revealed(by_name["nova-cell1-metadata-neutron-config"]["stringData"])["05-nova-metadata.conf"]
+        assert "nova_metadata_host = nova-metadata-cell1-internal.openstack.svc" in neutron
+
+    return build(mocks, s).apply(check)
 
 
 @pulumi.runtime.test

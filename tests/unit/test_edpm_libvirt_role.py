@@ -276,3 +276,14 @@ def test_image_mode_hosts_install_nothing() -> None:
     # nor does any role write below /usr
     for path in sorted(roles.glob("*/*/*.yml")):
         assert not re.search(r"dest: /usr/|path: /usr/", path.read_text()), path
+
+
+def test_the_daemons_run_from_host_packages_with_the_monolithic_libvirtd_masked() -> None:
+    defaults = _yaml("defaults/main.yml")
+    assert defaults["edpm_libvirt_services"] == ["virtlogd", "virtnodedevd", "virtproxyd", "virtqemud", "virtsecretd"]
+    tasks = _tasks("tasks/install.yml")
+    assert tasks["Install libvirt and qemu"]["ansible.builtin.package"]["state"] == "present"
+    mask = tasks["Mask the monolithic libvirtd"]
+    assert mask["ansible.builtin.systemd_service"]["masked"] is True
+    assert mask["loop"] == ["libvirtd.service", "libvirtd.socket", "libvirtd-ro.socket", "libvirtd-admin.socket"]
+    assert tasks["Enable the daemons"]["loop"] == "{{ edpm_libvirt_services }}"
