@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.playbook import roles_fingerprint
+from components.ansible_runner.playbook import roles_fingerprint
 from tests.unit.ansible_run import role_play, run_play
 from tests.unit.quadlet import QUADLET_ROLES, ROLES, render_unit, unit_names
 
