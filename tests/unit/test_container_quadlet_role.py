@@ -108,3 +108,15 @@ def test_a_change_of_the_shared_role_reruns_the_playbooks_of_the_roles_that_use_
     before = {p: roles_fingerprint(p, old) for p in playbooks}
     after = {p: roles_fingerprint(p, new) for p in playbooks}
     assert [p for p in before if before[p] != after[p]] == ["nova.yml", "neutron-metadata-stop.yml", "libvirt.yml"]
+
+
+def test_a_stopped_service_leaves_no_failed_state_behind() -> None:
+    """A container podman stops may exit non-zero: once its unit is gone, systemd forgets the
+    service's failed state, so a node that lost a service is not "degraded" for it."""
+    stop = yaml.safe_load((ROLES / "edpm_container_quadlet" / "tasks" / "stop.yml").read_text())
+    names = [task["name"] for task in stop]
+    reset = stop[names.index("Forget the failed state of the stopped services")]
+    assert names.index("Stop the services of the units") < names.index("Reload systemd units") < names.index(
+        reset["name"])
+    assert reset["ansible.builtin.command"]["argv"] == ["systemctl", "reset-failed", "{{ item.item }}.service"]
+    assert reset["loop"] == "{{ edpm_container_quadlet_unit_files.results | selectattr('stat.exists') }}"

@@ -191,9 +191,20 @@ def test_the_daemons_sockets_belong_to_the_libvirt_group_with_the_modes_the_conf
                     if "=" in line and not line.startswith("#"))
         assert conf["unix_sock_group"] == '"libvirt"'
         assert conf["unix_sock_ro_perms" if kind else "unix_sock_rw_perms"] == f'"{mode}"', (daemon, kind)
-    # the daemons stop before systemd makes their sockets anew, then start
+    # every socket stops (so that no client starts a daemon again), then the daemons; then
+    # systemd makes the sockets anew and the daemons start
     handlers = yaml.safe_load((ROLE / "handlers" / "main.yml").read_text())
-    assert [h["name"] for h in handlers] == ["Stop libvirt's daemons", "Restart libvirt's sockets", "Restart libvirt"]
+    assert [h["name"] for h in handlers] == [
+        "Stop libvirt's sockets", "Stop libvirt's daemons", "Start libvirt's sockets", "Restart libvirt"]
+    assert [h["ansible.builtin.systemd_service"]["state"] for h in handlers] == [
+        "stopped", "stopped", "started", "restarted"]
+    assert handlers[0]["loop"] == handlers[2]["loop"] == "{{ edpm_libvirt_socket_units }}"
+    for tls, extra in ((False, []), (True, ["virtproxyd-tls.socket"])):
+        listed = tasks["List the daemons' sockets"]["ansible.builtin.set_fact"]["edpm_libvirt_socket_units"]
+        units = yaml.safe_load(_ansible_env().from_string(listed).render(
+            **{**role, "edpm_libvirt_tls_certs_enabled": tls}).replace("'", '"'))
+        assert sorted(units) == sorted([f"{d}{kind}.socket" for d in role["edpm_libvirt_services"]
+                                        for kind in ("", "-ro", "-admin") if (d, kind) != ("virtlogd", "-ro")] + extra)
 
 
 def test_on_a_reboot_guests_shut_down_after_nova_compute_stops_and_before_libvirt() -> None:

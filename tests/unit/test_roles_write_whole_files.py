@@ -41,6 +41,7 @@ COMMANDS = {
     "Set the secrets' values from the files": "libvirt's secret daemon writes its own store",
     "Remove the Ceph secrets of clusters no longer given": "libvirt's secret daemon writes its own store",
     "Stop libvirt's default network": "writes nothing on the node's disk",
+    "Forget the failed state of the stopped services": "systemd's state in memory only",
     "Let swtpm run guests' vTPM": "SELinux's tools commit the policy store as a transaction",
     "Give /run/libvirt back its own label": "changes labels, not content",
     "Look for the images the units run": "reads only",
