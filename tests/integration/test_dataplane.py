@@ -428,9 +428,11 @@ def test_a_change_to_one_nodes_libvirt_files_restarts_its_daemons_only(dev_stack
     assert after[other] == before[other]
     version = node(changed, "virsh -c qemu:///system version").stdout
     assert "Running hypervisor: QEMU" in version, version
-    # the connection went to virtqemud's socket, and no libvirtd exists to answer instead
+    # the connection went to virtqemud's socket, and no libvirtd answers instead: the role masked it
     assert node(changed, "systemctl show -P NAccepted virtqemud.socket").stdout.strip() != "0"
-    assert node(changed, "systemctl list-unit-files 'libvirtd*' --no-legend").stdout.strip() == ""
+    masked = node(changed, "systemctl is-enabled libvirtd.service libvirtd.socket").stdout.split()
+    assert masked == ["masked", "masked"], masked
+    assert node(changed, "systemctl is-active libvirtd.service").stdout.strip() != "active"
 
 
 def test_the_metadata_agent_runs_on_every_node_and_registers_its_chassis(dev_stack: str) -> None:
