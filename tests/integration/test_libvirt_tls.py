@@ -4,9 +4,9 @@ migration user's credentials and SASL database, the TLS firewall rule, nova
 migrating over qemu+tls; the password never in plain text; everything gone
 again when TLS is turned off.
 
-The test nodes run no libvirt daemon (files_only): what a daemon would do
-with these files is not shown here. The SASL database needs the host's
-saslpasswd2 (sasl2-bin, which devenv/start.sh installs)."""
+The test nodes run libvirt's daemons, which read these files; no TLS
+connection to them and no migration over TLS is made here. The SASL database
+is made with the node's saslpasswd2 (sasl2-bin, in the nodes' root)."""
 
 from __future__ import annotations
 

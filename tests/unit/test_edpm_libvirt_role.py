@@ -143,7 +143,7 @@ def test_ceph_secrets_go_through_the_running_secret_daemon_and_the_key_is_never_
     assert fsids == "['a', 'b']"
 
 
-def test_with_tls_systemd_mode_opens_libvirts_tls_listener() -> None:
+def test_with_tls_the_role_opens_libvirts_tls_listener() -> None:
     tasks = _tasks("tasks/install.yml")
     socket = tasks["Enable or disable libvirt's TLS listener"]["ansible.builtin.systemd_service"]
     assert (socket["name"], socket["enabled"]) == ("virtproxyd-tls.socket",

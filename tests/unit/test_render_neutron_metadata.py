@@ -276,7 +276,7 @@ def test_the_role_deploys_every_config_file_the_program_renders_and_the_users_sn
 
 
 def _quadlet_unit(name: str, **overrides: Any) -> list[str]:
-    """The role's Quadlet unit `name` as quadlet mode writes it, without comments and blank lines."""
+    """The role's Quadlet unit `name` as the role writes it, without comments and blank lines."""
     unit = render_unit(ROLE.name, name, **overrides)
     return [line for line in unit.splitlines() if line and not line.startswith("#")]
 
