@@ -78,7 +78,9 @@ def test_node_files_have_their_modes_and_owners(dev_stack: str) -> None:
 def test_libvirt_config_is_laid_out_for_its_daemons(dev_stack: str) -> None:
     rendered = libvirt_config_files(tls=False)  # the dev stack keeps libvirt's TLS off
     for name in NODES:
-        owners = node(name, "stat -c '%n %a %U:%G' /etc/libvirt/*.conf /etc/sasl2/libvirt.conf "
+        # the program's files among those libvirt's packages put in /etc/libvirt
+        ours = " ".join(f"/etc/libvirt/{d}.conf" for d in (*LIBVIRT_DAEMONS, "qemu", "auth"))
+        owners = node(name, f"stat -c '%n %a %U:%G' {ours} /etc/sasl2/libvirt.conf "
                             "/var/lib/edpm-config/firewall/libvirt.yaml").stdout.splitlines()
         assert sorted(owners) == sorted(
             [f"/etc/libvirt/{d}.conf 640 root:libvirt" for d in (*LIBVIRT_DAEMONS, "qemu")]
@@ -200,14 +202,16 @@ def stranger_sshd(workdir: Path) -> Iterator[str]:
 
 
 def test_computes_verify_each_others_host_keys_when_they_migrate(dev_stack: str, tmp_path: Path) -> None:
-    # as nova, with the migration key and nova's ssh config (StrictHostKeyChecking yes)
-    as_nova = "runuser -u nova -- ssh -o BatchMode=yes"
-    peer = node(NODES[0], f"{as_nova} 192.168.122.101 hostname")
+    # as nova in its container, where libvirt's qemu+ssh runs it: the migration key and nova's
+    # ssh config (StrictHostKeyChecking yes), the node's known hosts mounted
+    as_nova = "ssh -o BatchMode=yes"
+    assert in_compute(NODES[0], "id -un").stdout.strip() == "nova"
+    peer = in_compute(NODES[0], f"{as_nova} 192.168.122.101 hostname")
     assert (peer.returncode, peer.stdout.strip()) == (0, NODES[1]), peer.stderr
-    back = node(NODES[1], f"{as_nova} 192.168.122.100 hostname")
+    back = in_compute(NODES[1], f"{as_nova} 192.168.122.100 hostname")
     assert (back.returncode, back.stdout.strip()) == (0, NODES[0]), back.stderr
     with stranger_sshd(tmp_path) as stranger:
-        refused = node(NODES[0], f"{as_nova} {stranger} hostname")
+        refused = in_compute(NODES[0], f"{as_nova} {stranger} hostname")
     assert refused.returncode == 255
     assert "Host key verification failed." in refused.stderr
     known = node(NODES[0], "cat /etc/ssh/ssh_known_hosts").stdout
