@@ -112,7 +112,7 @@ nova_databases() {
     "$T" "$T" >/etc/nova/nova.conf
   { nova-manage api_db sync && nova-manage db sync; } >"$T/nova-sync.log" 2>&1 \
     || { tail -20 "$T/nova-sync.log"; fail "nova-manage api_db sync, db sync"; }
-  pass "nova-manage api_db sync, db sync: api $(nova-manage api_db version 2>/dev/null), main $(nova-manage db version 2>/dev/null)"
+  pass "nova-manage api_db sync, db sync: api $(nova-manage api_db version 2>/dev/null | tail -n 1), main $(nova-manage db version 2>/dev/null | tail -n 1)"
   chown nova "$T"/nova*.db
   chmod 1777 "$T" # sqlite writes its journal beside the database
 }
