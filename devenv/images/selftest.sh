@@ -4,9 +4,9 @@
 # libvirt's test driver, httpd serving the four WSGI APIs, the neighbour
 # servers (OVN's databases among them), and the neutron OVN metadata agent
 # registering with a southbound database, each started, asked, and stopped.
-# `selftest.sh releases/<nova release>`: an older nova's image (nova alone): its commands, kolla,
-# the libvirt driver, and its compute and metadata APIs under httpd from the
-# WSGI factories of its release (components/settings/releases.py's row).
+# `selftest.sh releases/<release>`: an older nova's image (nova alone): its
+# commands, kolla, the libvirt driver, its databases, and its compute and
+# metadata APIs under httpd from the WSGI entry points its release.env names.
 set -euo pipefail
 T=/tmp/selftest
 mkdir -p "$T"
