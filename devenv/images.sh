@@ -14,7 +14,7 @@
 # The build is cached under $CACHE/images/<hash of devenv/images and IMAGE_TAG>,
 # a release's under $CACHE/images/nova-RELEASE-<hash of its inputs>.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=devenv/lib.sh
 . "$here/lib.sh"
 IMAGES_SRC=$here/images
@@ -187,21 +187,26 @@ compute_cmd() {
   printf '%s\n' "$wrappers"
 }
 
-require_root
-mkdir -p "$IMAGES_CACHE"
-command=${1:-}
-if [ $# -eq 2 ]; then
-  use_release "$2"
-elif [ $# -ne 1 ] || [ "$command" = compute ]; then
-  die "usage: $PROG build|import|selftest [RELEASE], $PROG compute RELEASE"
-fi
-# A release's build takes a lock of its own: today's image (the environment's)
-# is never kept waiting by it.
-take_lock "$IMAGES_CACHE/.lock${RELEASE:+-nova-$RELEASE}"
-case "$command" in
-  build) build ;;
-  import) import_cmd ;;
-  selftest) selftest ;;
-  compute) compute_cmd ;;
-  *) die "usage: $PROG build|import|selftest [RELEASE], $PROG compute RELEASE" ;;
-esac
+main() {
+  require_root
+  mkdir -p "$IMAGES_CACHE"
+  local command=${1:-}
+  if [ $# -eq 2 ]; then
+    use_release "$2"
+  elif [ $# -ne 1 ] || [ "$command" = compute ]; then
+    die "usage: $PROG build|import|selftest [RELEASE], $PROG compute RELEASE"
+  fi
+  # A release's build takes a lock of its own: today's image (the environment's)
+  # is never kept waiting by it.
+  take_lock "$IMAGES_CACHE/.lock${RELEASE:+-nova-$RELEASE}"
+  case "$command" in
+    build) build ;;
+    import) import_cmd ;;
+    selftest) selftest ;;
+    compute) compute_cmd ;;
+    *) die "usage: $PROG build|import|selftest [RELEASE], $PROG compute RELEASE" ;;
+  esac
+}
+
+# Sourced (the unit tests), it only defines the functions.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

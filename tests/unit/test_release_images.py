@@ -6,8 +6,10 @@ program renders for that release."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +124,47 @@ def test_the_older_release_stack_borrows_one_node_and_runs_that_releases_nova_co
     python = node_set["nodeTemplate"]["ansibleVars"]["edpm_nova_kolla_python"]
     assert python == f"{{{{ lookup('env', 'OPENSTACK_NOVA_ENV') }}}}/kolla-{release}/python"
     assert 'wrappers=$ENV_DIR/kolla-$RELEASE' in (ROOT / "devenv" / "images.sh").read_text()
+
+
+# --- devenv/images.sh: a release's build beside today's --------------------------------------
+
+
+def _images_sh(script: str, cache: Path) -> list[str]:
+    """`script` run in bash with devenv/images.sh sourced (its functions only), the cache under `cache`."""
+    proc = subprocess.run(["bash", "-c", f'. "$1"; {script}', "images", str(ROOT / "devenv" / "images.sh")],
+                          env={**os.environ, "OPENSTACK_NOVA_CACHE": str(cache)},
+                          capture_output=True, text=True, check=True)
+    return proc.stdout.splitlines()
+
+
+def test_todays_image_is_not_rebuilt_for_a_release_and_a_release_not_for_todays_pins(tmp_path: Path) -> None:
+    today = _images_sh("all_inputs", tmp_path)
+    assert "./constraints.txt" in today and "./setup.sh" in today
+    assert not [f for f in today if f.startswith("./releases/")]
+    release = _images_sh("use_release 27.5.1; all_inputs", tmp_path)
+    assert {"./releases/27.5.1/constraints.txt", "./releases/27.5.1/release.env", "./setup.sh"} <= set(release)
+    assert "./constraints.txt" not in release and "./requirements.txt" not in release
+
+
+def test_a_release_is_built_under_its_own_name_and_tag(tmp_path: Path) -> None:
+    (directory,) = _images_sh("use_release 27.5.1; image_dir", tmp_path)
+    assert re.fullmatch(rf"{re.escape(str(tmp_path))}/images/nova-27\.5\.1-[0-9a-f]{{16}}", directory)
+    refs = _images_sh("use_release 27.5.1; image_refs", tmp_path)
+    assert refs == [f"localhost/openstack-nova/{name}:2023.1-1" for name in
+                    ("nova-api", "nova-scheduler", "nova-conductor", "nova-novncproxy", "nova-compute")]
+    (today,) = _images_sh("image_dir", tmp_path)
+    assert re.fullmatch(rf"{re.escape(str(tmp_path))}/images/[0-9a-f]{{16}}", today)
+
+
+def test_each_build_prunes_only_its_own_older_builds(tmp_path: Path) -> None:
+    images = tmp_path / "images"
+    names = ["0123456789abcdef", "fedcba9876543210", "base-0123456789abcdef", "base-fedcba9876543210",
+             "nova-27.5.1-0123456789abcdef", "nova-27.5.1-fedcba9876543210", "pip", "apt-archives"]
+    for name in names:
+        (images / name).mkdir(parents=True)
+    keep = f"{images}/nova-27.5.1-fedcba9876543210"
+    _images_sh(f"use_release 27.5.1; prune {keep}", tmp_path)
+    assert sorted(p.name for p in images.iterdir()) == sorted(set(names) - {"nova-27.5.1-0123456789abcdef"})
+    _images_sh(f"prune {images}/base-fedcba9876543210 {images}/fedcba9876543210", tmp_path)
+    assert sorted(p.name for p in images.iterdir()) == sorted(
+        ["fedcba9876543210", "base-fedcba9876543210", "nova-27.5.1-fedcba9876543210", "pip", "apt-archives"])
