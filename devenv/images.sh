@@ -7,10 +7,9 @@
 #   images.sh build|import|selftest RELEASE
 #                       the same for the nova images of an older nova RELEASE
 #                       (devenv/images/releases/RELEASE: its pins and tag)
-#   images.sh compute RELEASE
-#                       nova-compute of RELEASE for the test nodes: a venv of the
-#                       image's pins, from its wheels; $ENV/kolla-RELEASE/python
-#                       and nova-compute run it (prints that directory)
+#   images.sh releases  the tarball of each older release built for today's
+#                       inputs, one per line (builds nothing): the test nodes'
+#                       image store holds those too (devenv/nodes.sh)
 # The build is cached under $CACHE/images/<hash of devenv/images and IMAGE_TAG>,
 # a release's under $CACHE/images/nova-RELEASE-<hash of its inputs>.
 set -euo pipefail
@@ -165,46 +164,38 @@ selftest() {
   return "$rc"
 }
 
-# nova-compute of the release for the test nodes, which run it from files
-# (no container engine): a venv of the image's pins with the host's python3
-# (3.11, as the image's), installed from the wheels the image build kept.
-compute_cmd() {
-  local dir venv wrappers=$ENV_DIR/kolla-$RELEASE pins=$IMAGES_SRC/releases/$RELEASE
-  build >/dev/null
-  dir=$(image_dir); venv=$dir/compute-venv
-  if [ ! -f "$venv/.done" ]; then
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$PIP_CACHE/wheelhouse" \
-      -c "$pins/constraints.txt" -r "$pins/requirements.txt" >"$dir/compute-venv.log" 2>&1 \
-      || log_failed "$dir/compute-venv.log" "installing nova $RELEASE into $venv"
-    touch "$venv/.done"
-  fi
-  mkdir -p "$wrappers"
-  printf '#!/bin/sh\nexec "%s" "$@"\n' "$venv/bin/python" >"$wrappers/python"
-  printf '#!/bin/sh\nexec "%s" "$@"\n' "$venv/bin/nova-compute" >"$wrappers/nova-compute"
-  chmod 755 "$wrappers/python" "$wrappers/nova-compute"
-  printf '%s\n' "$wrappers"
+# The tarballs of the older releases whose build for the current inputs is
+# done; an older build of a release (other inputs) is not one.
+built_releases() {
+  local dir release
+  for dir in "$IMAGES_SRC"/releases/*/; do
+    release=$(basename "$dir")
+    [ -f "$dir/release.env" ] || continue
+    (
+      use_release "$release"
+      dir=$(image_dir)
+      if [ -f "$dir/.done" ] && [ -f "$dir/image.tar" ]; then printf '%s\n' "$dir/image.tar"; fi
+    )
+  done
 }
 
 main() {
+  local usage="usage: $PROG build|import|selftest [RELEASE] | releases"
+  case "${1:-} $#" in
+    "releases 1" | "build 1" | "import 1" | "selftest 1" | "build 2" | "import 2" | "selftest 2") ;;
+    *) die "$usage" ;;
+  esac
   require_root
   mkdir -p "$IMAGES_CACHE"
-  local command=${1:-}
-  if [ $# -eq 2 ]; then
-    use_release "$2"
-  elif [ $# -ne 1 ] || [ "$command" = compute ]; then
-    die "usage: $PROG build|import|selftest [RELEASE], $PROG compute RELEASE"
-  fi
+  if [ "$1" = releases ]; then built_releases; return 0; fi
+  if [ $# -eq 2 ]; then use_release "$2"; fi
   # A release's build takes a lock of its own: today's image (the environment's)
   # is never kept waiting by it.
   take_lock "$IMAGES_CACHE/.lock${RELEASE:+-nova-$RELEASE}"
-  case "$command" in
+  case "$1" in
     build) build ;;
     import) import_cmd ;;
     selftest) selftest ;;
-    compute) compute_cmd ;;
-    *) die "usage: $PROG build|import|selftest [RELEASE], $PROG compute RELEASE" ;;
   esac
 }
 

@@ -2,7 +2,8 @@
 environment builds beside today's image, and the stack that runs one
 (stacks/Pulumi.antelope-local.yaml): each set holds a release the program renders for, at
 pins of its own, under a tag of its own, and its selftest serves the WSGI entry points the
-program renders for that release."""
+program renders for that release; once built, the test nodes' image store holds it beside
+today's image."""
 
 from __future__ import annotations
 
@@ -98,6 +99,11 @@ def test_the_older_release_stack_runs_that_releases_images(tmp_path: Path) -> No
     release = images.pop("novaRelease")
     tag = _env(IMAGES / "releases" / release / "release.env")["IMAGE_TAG"]
     names = _shell_array(ROOT / "devenv" / "images.sh", "RELEASE_IMAGE_NAMES")
+    # the metadata agent is neutron's: today's image, which the nodes' store holds too
+    agent = images.pop("neutronMetadataAgent")
+    today = _env(ROOT / "devenv" / "versions.env")["IMAGE_TAG"]
+    assert agent == f"localhost/openstack-nova/neutron-metadata-agent:{today}"
+    assert "neutron-metadata-agent" in _shell_array(ROOT / "devenv" / "images.sh", "IMAGE_NAMES")
     assert set(images) == {"api", "scheduler", "conductor", "metadata", "novncproxy", "compute"}
     for key, ref in images.items():
         name, _, ref_tag = ref.removeprefix("localhost/openstack-nova/").partition(":")
@@ -112,29 +118,32 @@ def test_the_older_release_stack_runs_that_releases_images(tmp_path: Path) -> No
     assert settings.images.release is RELEASES[release]
 
 
-def test_the_older_release_stack_borrows_one_node_and_runs_that_releases_nova_compute_there() -> None:
+def test_the_older_release_stack_borrows_one_node_and_runs_nova_compute_there_as_on_a_host() -> None:
     raw = _stack()
     others = [yaml.safe_load(p.read_text())["config"] for p in (ROOT / "stacks").glob("Pulumi.*.yaml") if p != STACK]
     assert raw["namespace"] not in {c.get(f"{PREFIX}namespace") for c in others}
     assert raw["dataplane"]["ovn"]["sbConnection"] == f"tcp:ovsdbserver-sb.{raw['namespace']}.svc.cluster.local:6642"
     (node_set,) = raw["dataplane"]["nodeSets"].values()
     assert list(node_set["nodes"]) == ["edpm-compute-1"]
-    # the wrappers `devenv/images.sh compute RELEASE` writes: $ENV_DIR/kolla-RELEASE/python
-    release = raw["images"]["novaRelease"]
-    python = node_set["nodeTemplate"]["ansibleVars"]["edpm_nova_kolla_python"]
-    assert python == f"{{{{ lookup('env', 'OPENSTACK_NOVA_ENV') }}}}/kolla-{release}/python"
-    assert 'wrappers=$ENV_DIR/kolla-$RELEASE' in (ROOT / "devenv" / "images.sh").read_text()
+    # the roles as on a user's node: no role variable but the node's python; nova's libvirt
+    # driver (the default) on QEMU without hardware virtualisation, as the dev stack's
+    assert node_set["nodeTemplate"]["ansibleVars"] == {"ansible_python_interpreter": "/usr/bin/python3"}
+    assert node_set["customServiceConfig"] == {"nova": "[libvirt]\nvirt_type = qemu\n"}
 
 
 # --- devenv/images.sh: a release's build beside today's --------------------------------------
 
 
-def _images_sh(script: str, cache: Path) -> list[str]:
-    """`script` run in bash with devenv/images.sh sourced (its functions only), the cache under `cache`."""
-    proc = subprocess.run(["bash", "-c", f'. "$1"; {script}', "images", str(ROOT / "devenv" / "images.sh")],
+def _sourced(script: Path, call: str, cache: Path) -> list[str]:
+    """`call` run in bash with `script` sourced (its functions only), the cache under `cache`."""
+    proc = subprocess.run(["bash", "-c", f'. "$1"; {call}', "sourced", str(script)],
                           env={**os.environ, "OPENSTACK_NOVA_CACHE": str(cache)},
                           capture_output=True, text=True, check=True)
     return proc.stdout.splitlines()
+
+
+def _images_sh(call: str, cache: Path) -> list[str]:
+    return _sourced(ROOT / "devenv" / "images.sh", call, cache)
 
 
 def test_todays_image_is_not_rebuilt_for_a_release_and_a_release_not_for_todays_pins(tmp_path: Path) -> None:
@@ -168,3 +177,64 @@ def test_each_build_prunes_only_its_own_older_builds(tmp_path: Path) -> None:
     _images_sh(f"prune {images}/base-fedcba9876543210 {images}/fedcba9876543210", tmp_path)
     assert sorted(p.name for p in images.iterdir()) == sorted(
         ["fedcba9876543210", "base-fedcba9876543210", "nova-27.5.1-fedcba9876543210", "pip", "apt-archives"])
+
+
+def test_the_nodes_store_gets_each_release_built_for_todays_inputs_and_no_other(tmp_path: Path) -> None:
+    assert _images_sh("built_releases", tmp_path) == []
+    (directory,) = _images_sh("use_release 27.5.1; image_dir", tmp_path)
+    build = Path(directory)
+    build.mkdir(parents=True)
+    (build / "image.tar").write_text("")
+    assert _images_sh("built_releases", tmp_path) == []  # still building: no .done
+    (build / ".done").write_text("")
+    assert _images_sh("built_releases", tmp_path) == [f"{build}/image.tar"]
+    # a build of other inputs (an older checkout's) is not this release's
+    (build / ".done").unlink()
+    older = build.parent / "nova-27.5.1-0123456789abcdef"
+    older.mkdir()
+    (older / "image.tar").write_text("")
+    (older / ".done").write_text("")
+    assert _images_sh("built_releases", tmp_path) == []
+
+
+def test_the_nodes_image_store_is_keyed_by_podmans_version_and_every_tarball(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "var/lib/dpkg").mkdir(parents=True)
+    status = root / "var/lib/dpkg/status"
+    entry = "Package: podman\nStatus: install ok installed\nArchitecture: amd64\nVersion: {}\n\n"
+    status.write_text(entry.format("5.4.2+ds1-2"))
+    today, release = tmp_path / "today.tar", tmp_path / "release.tar"
+    today.write_text("today's image")
+    release.write_text("27.5.1's images")
+    rootfs = ROOT / "devenv" / "hosts" / "rootfs.sh"
+
+    def key(*tarballs: Path) -> str:
+        (found,) = _sourced(rootfs, "store_key " + " ".join(shlex.quote(str(t)) for t in (root, *tarballs)), tmp_path)
+        assert re.fullmatch(r"[0-9a-f]{16}", found)
+        return found
+
+    alone, both = key(today), key(today, release)
+    assert alone != both and key(today, release) == both
+    release.write_text("27.5.1's images, rebuilt")
+    assert key(today, release) != both
+    status.write_text(entry.format("5.4.3+ds1-1"))
+    assert key(today) != alone
+
+
+def test_the_nodes_boot_with_todays_image_and_every_built_release_in_their_store(tmp_path: Path) -> None:
+    devenv = tmp_path / "devenv"
+    (devenv / "hosts").mkdir(parents=True)
+    for name in ("nodes.sh", "lib.sh"):
+        (devenv / name).write_text((ROOT / "devenv" / name).read_text())
+
+    def stub(path: Path, cases: str) -> None:
+        path.write_text(f'#!/bin/sh\ncase "$1" in {cases} esac\n')
+        path.chmod(0o755)
+
+    stub(devenv / "hosts" / "rootfs.sh", 'build) echo /c/root ;; images) shift; echo "/c/store:$*" | tr " " , ;;')
+    stub(devenv / "images.sh", "build) echo /c/today.tar ;; releases) echo /c/r1.tar; echo /c/r2.tar ;;")
+    nodes = devenv / "nodes.sh"
+    assert _sourced(nodes, "node_inputs", tmp_path) == ["/c/root /c/store:/c/today.tar,/c/r1.tar,/c/r2.tar"]
+    # none built: today's alone
+    stub(devenv / "images.sh", "build) echo /c/today.tar ;; releases) ;;")
+    assert _sourced(nodes, "node_inputs", tmp_path) == ["/c/root /c/store:/c/today.tar"]
