@@ -6,7 +6,7 @@
 # has them. Ansible reaches them over real SSH.
 # Usage: nodes.sh start|stop|status|memory [COUNT]   (COUNT: $EDPM_NODE_COUNT or 2)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=devenv/lib.sh
 . "$here/lib.sh"
 
@@ -286,12 +286,18 @@ on_exit_start() { # status
   [ "$1" -eq 0 ] || teardown >/dev/null 2>&1 || true
 }
 
-# The root every node boots and the store of the images their podman runs.
+# The root every node boots and the store of the images their podman runs:
+# today's image and each older release's built for today's inputs
+# (`devenv/images.sh build RELEASE`; never built here). A new store restarts
+# the nodes (cmd_start compares the layout).
 node_inputs() {
-  local rootfs tar store
+  local rootfs tar built store
+  local -a releases=()
   rootfs=$("$here/hosts/rootfs.sh" build) || exit 1
   tar=$("$here/images.sh" build) || exit 1
-  store=$("$here/hosts/rootfs.sh" images "$tar") || exit 1
+  built=$("$here/images.sh" releases) || exit 1
+  [ -z "$built" ] || mapfile -t releases <<<"$built"
+  store=$("$here/hosts/rootfs.sh" images "$tar" "${releases[@]}") || exit 1
   echo "$rootfs" "$store"
 }
 
@@ -385,10 +391,15 @@ cmd_memory() {
   done
 }
 
-case "${1:-}" in
-  start) cmd_start "${2:-}" ;;
-  stop) cmd_stop ;;
-  status) cmd_status ;;
-  memory) cmd_memory ;;
-  *) die "usage: $PROG start|stop|status|memory [COUNT]" ;;
-esac
+main() {
+  case "${1:-}" in
+    start) cmd_start "${2:-}" ;;
+    stop) cmd_stop ;;
+    status) cmd_status ;;
+    memory) cmd_memory ;;
+    *) die "usage: $PROG start|stop|status|memory [COUNT]" ;;
+  esac
+}
+
+# Sourced (the unit tests), it only defines the functions.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

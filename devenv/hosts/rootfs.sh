@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The root filesystem every EDPM test node boots (read-only, under each node's
 # own overlay layer), and the image store every node's podman reads.
-#   rootfs.sh build          build (or reuse) the root; prints its path
-#   rootfs.sh images TARBALL load the OCI tarball into a store (or reuse it); prints its path
+#   rootfs.sh build               build (or reuse) the root; prints its path
+#   rootfs.sh images TARBALL...   load the OCI tarballs into one store (or reuse it); prints its path
 # Cached under $CACHE/hosts/ by the hash of their inputs; the apt downloads are
 # kept beside, so a rebuild downloads nothing that did not change.
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=devenv/lib.sh
 . "$here/lib.sh"
 PROG=rootfs
@@ -83,40 +83,57 @@ build_root() {
   printf '%s\n' "$dir/rootfs"
 }
 
-# podman of the nodes' own root loads the tarball into a store of its own, in
-# a private mount namespace; the names are those of the tarball's manifests.
-build_images() { # tarball
-  local tar=$1 root dir log key
-  [ -f "$tar" ] || die "no image tarball at $tar"
+# The store holds what podman of the root's version made of these tarballs.
+store_key() { # root tarball...
+  local root=$1 tar; shift
+  { dpkg-query --admindir="$root/var/lib/dpkg" -W podman
+    for tar in "$@"; do sha256sum <"$tar"; done; } | sha256sum | cut -c1-16
+}
+
+# podman of the nodes' own root loads each tarball into one store, in a private
+# mount namespace; the names are those of the tarballs' manifests (today's
+# image and, once built, an older release's nova images beside it).
+build_images() { # tarball...
+  local root dir log tar
+  [ $# -gt 0 ] || die "usage: $PROG images TARBALL..."
+  for tar in "$@"; do [ -f "$tar" ] || die "no image tarball at $tar"; done
   root=$(build_root)
-  # the store holds what podman of this version made of this tarball
-  key=$( { dpkg-query --admindir="$root/var/lib/dpkg" -W podman; sha256sum <"$tar"; } | sha256sum | cut -c1-16)
-  dir=$HOSTS_CACHE/images-$key
+  dir=$HOSTS_CACHE/images-$(store_key "$root" "$@")
   if [ ! -f "$dir/.done" ]; then
     log=$LOG_DIR/node-images.log
-    phase node-images "$log" "loading the OpenStack image into the test nodes' image store" "usually under a minute"
+    phase node-images "$log" "loading the OpenStack images into the test nodes' image store" \
+      "usually under a minute per image"
     rm -rf "$dir"; mkdir -p "$dir/store" "$dir/scratch"
-    local -a names
-    mapfile -t names < <(python3 "$here/oci.py" --index "$tar" | awk '{print $1}' | sort -u)
-    [ ${#names[@]} -gt 0 ] || die "$tar names no image"
+    # TARBALL NAME... -- per tarball, for the loader below
+    local -a names groups=()
+    for tar in "$@"; do
+      mapfile -t names < <(python3 "$here/oci.py" --index "$tar" | awk '{print $1}' | sort -u)
+      [ ${#names[@]} -gt 0 ] || die "$tar names no image"
+      groups+=("$tar" "${names[@]}" --)
+    done
     # shellcheck disable=SC2016  # expanded by the inner bash
     logged "$log" unshare --mount --propagation private --pid --fork --kill-child -- bash -euo pipefail -c '
-      root=$1 store=$2 scratch=$3 tar=$4; shift 4
+      root=$1 store=$2 scratch=$3; shift 3
       mkdir -p "$scratch/upper" "$scratch/work" "$scratch/merged"
       mount -t overlay overlay -o "lowerdir=$root,upperdir=$scratch/upper,workdir=$scratch/work" "$scratch/merged"
       r=$scratch/merged
       mount -t proc proc "$r/proc"; mount --rbind /dev "$r/dev"; mount -t tmpfs tmpfs "$r/run"
       mount --bind "$store" "$r/var/lib/shared-images"
-      mkdir -p "$r/tmp/image"; mount --bind "$(dirname "$tar")" "$r/tmp/image"
+      mkdir -p "$r/tmp/image"
       p="podman --root /var/lib/shared-images --runroot /run/containers/storage --storage-driver overlay --cgroup-manager cgroupfs --events-backend none"
-      archive="oci-archive:/tmp/image/$(basename "$tar")"
-      # one image under every name of the tarball: the first is pulled, the others tag it
-      first=$1; shift
       export PODMAN_IGNORE_CGROUPSV1_WARNING=1
-      chroot "$r" $p pull -q "$archive:$first"
-      for name in "$@"; do chroot "$r" $p tag "$first" "$name"; done
+      i=0
+      while [ $# -gt 0 ]; do
+        tar=$1; shift; names=()
+        while [ "$1" != -- ]; do names+=("$1"); shift; done
+        shift
+        i=$((i + 1)); touch "$r/tmp/image/$i.tar"; mount --bind "$tar" "$r/tmp/image/$i.tar"
+        # one image under every name of the tarball: the first is pulled, the others tag it
+        chroot "$r" $p pull -q "oci-archive:/tmp/image/$i.tar:${names[0]}"
+        for name in "${names[@]:1}"; do chroot "$r" $p tag "${names[0]}" "$name"; done
+      done
       chroot "$r" $p images --format "{{.Repository}}:{{.Tag}} {{.ID}}"
-    ' load "$root" "$dir/store" "$dir/scratch" "$tar" "${names[@]}"
+    ' load "$root" "$dir/store" "$dir/scratch" "${groups[@]}"
     rm -rf "$dir/scratch"
     touch "$dir/.done"
     prune images "$dir"
@@ -124,11 +141,16 @@ build_images() { # tarball
   printf '%s\n' "$dir/store"
 }
 
-require_root
-mkdir -p "$HOSTS_CACHE"
-take_lock "$HOSTS_CACHE/.lock"
-case "${1:-}" in
-  build) build_root ;;
-  images) build_images "${2:-}" ;;
-  *) die "usage: $PROG build | images TARBALL" ;;
-esac
+main() {
+  require_root
+  mkdir -p "$HOSTS_CACHE"
+  take_lock "$HOSTS_CACHE/.lock"
+  case "${1:-}" in
+    build) build_root ;;
+    images) shift; build_images "$@" ;;
+    *) die "usage: $PROG build | images TARBALL..." ;;
+  esac
+}
+
+# Sourced (the unit tests), it only defines the functions.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

@@ -4,6 +4,9 @@
 # libvirt's test driver, httpd serving the four WSGI APIs, the neighbour
 # servers (OVN's databases among them), and the neutron OVN metadata agent
 # registering with a southbound database, each started, asked, and stopped.
+# `selftest.sh releases/<release>`: an older nova's image (nova alone): its
+# commands, kolla, the libvirt driver, its databases, and its compute and
+# metadata APIs under httpd from the WSGI entry points its release.env names.
 set -euo pipefail
 T=/tmp/selftest
 mkdir -p "$T"
@@ -28,6 +31,17 @@ commands() {
   glance-manage --help >/dev/null 2>&1 && pass "glance-manage --help"
   pass "$(ovsdb-server --version | head -n 1), OVN schemas: nb $(ovsdb-tool schema-version /usr/share/ovn/ovn-nb.ovsschema), sb $(ovsdb-tool schema-version /usr/share/ovn/ovn-sb.ovsschema)"
   pass "$(/usr/sbin/haproxy -v | head -n 1)"
+  pass "apache2 $(apache2 -v | sed -n 's/^Server version: //p'), python $(python3 -V)"
+}
+
+# An older release's image: nova's commands, each loading its service's modules.
+nova_commands() {
+  local cmd
+  pass "nova-manage --version: $(nova-manage --version 2>/dev/null)"
+  for cmd in nova-api nova-scheduler nova-conductor nova-novncproxy nova-compute; do
+    "$cmd" --version >"$T/$cmd.version" 2>&1 || { tail -5 "$T/$cmd.version"; fail "$cmd --version"; }
+  done
+  pass "nova-api, -scheduler, -conductor, -novncproxy, -compute --version: $(tail -n 1 "$T/nova-compute.version")"
   pass "apache2 $(apache2 -v | sed -n 's/^Server version: //p'), python $(python3 -V)"
 }
 
@@ -92,23 +106,32 @@ PY
   pass "qemu-img: a 1 GiB qcow2 disk over a raw base, read back under prlimit as nova does"
 }
 
-# sqlite databases, so that each API's WSGI module can build its application.
-api_databases() {
+# nova's sqlite databases, made by its own migrations, for its WSGI applications.
+nova_databases() {
   printf '[api]\nauth_strategy = noauth2\n[api_database]\nconnection = sqlite:///%s/nova_api.db\n[database]\nconnection = sqlite:///%s/nova.db\n' \
     "$T" "$T" >/etc/nova/nova.conf
+  { nova-manage api_db sync && nova-manage db sync; } >"$T/nova-sync.log" 2>&1 \
+    || { tail -20 "$T/nova-sync.log"; fail "nova-manage api_db sync, db sync"; }
+  pass "nova-manage api_db sync, db sync: api $(nova-manage api_db version 2>/dev/null | tail -n 1), main $(nova-manage db version 2>/dev/null | tail -n 1)"
+  chown nova "$T"/nova*.db
+  chmod 1777 "$T" # sqlite writes its journal beside the database
+}
+
+# sqlite databases, so that each API's WSGI module can build its application.
+api_databases() {
+  nova_databases
   printf '[database]\nconnection = sqlite:///%s/keystone.db\n' "$T" >/etc/keystone/keystone.conf
   printf '[placement_database]\nconnection = sqlite:///%s/placement.db\n' "$T" >/etc/placement/placement.conf
   install -d -o glance -g glance "$T/images"
   printf '[database]\nconnection = sqlite:///%s/glance.db\n[glance_store]\nfilesystem_store_datadir = %s/images\n' \
     "$T" "$T" >/etc/glance/glance-api.conf
-  { nova-manage api_db sync && nova-manage db sync && keystone-manage db_sync \
+  { keystone-manage db_sync \
       && keystone-manage fernet_setup --keystone-user keystone --keystone-group keystone \
       && keystone-manage credential_setup --keystone-user keystone --keystone-group keystone \
       && placement-manage db sync && glance-manage --config-file /etc/glance/glance-api.conf db_sync; } \
     >"$T/sync.log" 2>&1 || { tail -20 "$T/sync.log"; fail "database sync"; }
-  chown nova "$T"/nova*.db; chown keystone "$T"/keystone.db; chown placement "$T"/placement.db
+  chown keystone "$T"/keystone.db; chown placement "$T"/placement.db
   chown glance "$T"/glance.db
-  chmod 1777 "$T" # sqlite writes its journal beside the database
   python3 -c 'import nova.wsgi.osapi_compute, nova.wsgi.metadata' >"$T/import.log" 2>&1 \
     || { tail -5 "$T/import.log"; fail "import nova.wsgi.osapi_compute, nova.wsgi.metadata"; }
   pass "python3 -c 'import nova.wsgi.osapi_compute, nova.wsgi.metadata'"
@@ -134,13 +157,27 @@ Listen $1
 EOF
 }
 
-httpd_apis() {
+# nova's WSGI file for mod_wsgi, as the program renders it
+# (components/templates/nova-wsgi.py.j2): MODULE's `application`, or what
+# MODULE:FACTORY returns.
+wsgi_file() { # module[:factory]
+  if [[ $1 == *:* ]]; then
+    printf 'from %s import %s\n\napplication = %s()\n' "${1%%:*}" "${1#*:}" "${1#*:}"
+  else
+    printf 'from %s import application  # noqa: F401\n' "$1"
+  fi
+}
+
+# httpd serving each API of SPECS ("port name user script answer": what
+# the API's root answers, a pattern), each asked once.
+httpd_apis() { # spec...
   cat >"$T/hello.wsgi" <<'EOF'
 import os
 def application(environ, start_response):
     start_response("200 OK", [("Content-Type", "text/plain")])
     return [b"hello from uid %d\n" % os.getuid()]
 EOF
+  local spec port name user script answer body pid
   { cat <<'EOF'
 ServerRoot "/etc/httpd"
 ServerName localhost
@@ -153,26 +190,49 @@ Include conf.d/*.conf
 ErrorLog /tmp/selftest/httpd-error.log
 EOF
     vhost 8080 hello nova "$T/hello.wsgi"
-    vhost 8774 nova-api nova /usr/bin/nova-api-wsgi
-    vhost 5000 keystone keystone /usr/bin/keystone-wsgi-public
-    vhost 8778 placement-api placement /usr/bin/placement-api
-    vhost 9292 glance-api glance "$T/glance-api.wsgi"
+    for spec in "$@"; do
+      read -r port name user script _ <<<"$spec"
+      vhost "$port" "$name" "$user" "$script"
+    done
   } >/etc/httpd/conf/httpd.conf
-  printf 'from glance.wsgi.api import application  # noqa: F401\n' >"$T/glance-api.wsgi"
   [ "$(httpd -t 2>&1)" = "Syntax OK" ] || fail "httpd -t: $(httpd -t 2>&1)"
   pass "httpd -t: Syntax OK"
   httpd -DFOREGROUND >"$T/httpd.out" 2>&1 &
-  local pid=$! port body
+  pid=$!
   wait_for 30 curl -sf http://127.0.0.1:8080/ || fail "httpd did not answer on 8080"
   pass "httpd -DFOREGROUND, trivial WSGI app: $(curl -s http://127.0.0.1:8080/)"
-  for port in 8774 5000 8778 9292; do
+  for spec in "$@"; do
+    read -r port name _ _ answer <<<"$spec"
     body=$(curl -s --max-time 60 "http://127.0.0.1:$port/") || fail "no answer on $port"
-    grep -q '"version' <<<"$body" || { tail -20 "$T/httpd-error.log"; fail "port $port: $body"; }
-    pass "httpd :$port /: $(cut -c1-110 <<<"$body")"
+    grep -q -- "$answer" <<<"$body" || { tail -20 "$T/httpd-error.log"; fail "$name on $port: $body"; }
+    pass "httpd :$port ($name) /: $(tr '\n' ' ' <<<"$body" | cut -c1-110)"
   done
   httpd -k graceful-stop
   wait "$pid" || true
   pass "httpd stopped"
+}
+
+# Today's image: nova's API and the neighbours' under httpd.
+all_apis() {
+  printf 'from glance.wsgi.api import application  # noqa: F401\n' >"$T/glance-api.wsgi"
+  httpd_apis "8774 nova-api nova /usr/bin/nova-api-wsgi \"version" \
+    "5000 keystone keystone /usr/bin/keystone-wsgi-public \"version" \
+    "8778 placement-api placement /usr/bin/placement-api \"version" \
+    "9292 glance-api glance $T/glance-api.wsgi \"version"
+}
+
+# An older release's image: its compute and metadata APIs from the WSGI entry
+# points its release.env names (the program's for that release).
+release_apis() { # pins-dir
+  local NOVA_API_WSGI="" NOVA_METADATA_WSGI=""
+  # shellcheck disable=SC1090  # plain assignments
+  . "/mnt/$1/release.env"
+  if [ -z "$NOVA_API_WSGI" ] || [ -z "$NOVA_METADATA_WSGI" ]; then fail "$1/release.env names no WSGI entry points"; fi
+  wsgi_file "$NOVA_API_WSGI" >"$T/nova-api.wsgi"
+  wsgi_file "$NOVA_METADATA_WSGI" >"$T/nova-metadata.wsgi"
+  pass "WSGI entry points of $1: api $NOVA_API_WSGI, metadata $NOVA_METADATA_WSGI"
+  # the metadata API's root lists its versions, the newest as `latest`
+  httpd_apis "8774 nova-api nova $T/nova-api.wsgi \"version" "8775 nova-metadata nova $T/nova-metadata.wsgi latest"
 }
 
 mariadb() {
@@ -310,14 +370,22 @@ JSON
   pass "neutron-ovn-metadata-agent stopped"
 }
 
-commands
-kolla
-libvirt_driver
-api_databases
-httpd_apis
-mariadb
-rabbitmq
-memcached_server
-ovn_databases
-metadata_agent
+if [ -n "${1:-}" ]; then
+  nova_commands
+  kolla
+  libvirt_driver
+  nova_databases
+  release_apis "$1"
+else
+  commands
+  kolla
+  libvirt_driver
+  api_databases
+  all_apis
+  mariadb
+  rabbitmq
+  memcached_server
+  ovn_databases
+  metadata_agent
+fi
 echo "selftest: all passed"

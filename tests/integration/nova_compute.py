@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tests.integration.local_env import node, openstack
+from tests.integration.local_env import node, nova_manage, openstack
 
 CONTAINER = "nova_compute"
 UNIT = "edpm_nova_compute.service"
@@ -75,3 +75,11 @@ def compute_services(namespace: str = "openstack") -> dict[str, dict[str, Any]]:
     """nova-compute service records by host, through nova-api."""
     listed = openstack("compute", "service", "list", "--service", "nova-compute", namespace=namespace)
     return {s["Host"]: s for s in listed}
+
+
+def mapped_hosts(namespace: str = "openstack") -> dict[str, str]:
+    """host -> cell of `nova-manage cell_v2 list_hosts` in a stack's superconductor."""
+    table = nova_manage("cell_v2", "list_hosts", namespace=namespace)
+    # | Cell Name | Cell UUID | Hostname |
+    return {cells[3]: cells[1] for line in table.splitlines()
+            if len(cells := [c.strip() for c in line.split("|")]) > 4 and cells[1] != "Cell Name"}
