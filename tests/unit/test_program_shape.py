@@ -1,0 +1,34 @@
+"""An existing stack previews with no changes after a change of the program's structure: the whole
+program under mocks registers the same resources (URN, type, parent, dependencies, provider, aliases)
+with the same inputs as the recording in tests/unit/data/program_shape/, made from the program before
+its EDPM services became one unit each (tests/unit/program_shape.py says how to record again, for a
+change that means to change the stack)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.unit.program_shape import VARIANTS, recorded, shape
+
+
+def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    found = [f"gone: {urn}" for urn in sorted(before.keys() - after.keys())]
+    found += [f"new: {urn}" for urn in sorted(after.keys() - before.keys())]
+    for urn in sorted(before.keys() & after.keys()):
+        found += [f"{urn}: {key} differs" for key in sorted(before[urn]) if before[urn][key] != after[urn].get(key)]
+    return found
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_the_program_registers_what_a_stack_made_by_the_recorded_program_holds(variant: str) -> None:
+    assert _differences(recorded(variant), shape(variant)) == []
+
+
+def test_a_moved_resource_is_a_difference() -> None:
+    before = recorded("dev")
+    urn = next(u for u in before if u.endswith("::edpm-compute-0-nova"))
+    after = {**before, urn.replace("EdpmNodeSet", "EdpmDataPlane$openstack-nova:dataplane:EdpmNodeSet"): before[urn]}
+    del after[urn]
+    assert len(_differences(before, after)) == 2
