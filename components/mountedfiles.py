@@ -9,7 +9,7 @@ it. What a Secret holds stays secret: encrypted in state, masked in preview.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -84,10 +84,16 @@ class NodeSetFiles:
 
     secret: pulumi.Output[dict[str, dict[str, str]]]
     public: pulumi.Output[dict[str, dict[str, str]]]
+    # one pair of Outputs per service, whichever of the node set's nodes asks
+    _of: dict[str, tuple[pulumi.Output[dict[str, str]], pulumi.Output[dict[str, str]]]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def of(self, service: str) -> tuple[pulumi.Output[dict[str, str]], pulumi.Output[dict[str, str]]]:
         """(secret files, public files) of `service`; empty when it gets none."""
-        return (self.secret.apply(lambda f: f.get(service, {})), self.public.apply(lambda f: f.get(service, {})))
+        if service not in self._of:
+            self._of[service] = (self.secret.apply(lambda f: f.get(service, {})),
+                                 self.public.apply(lambda f: f.get(service, {})))
+        return self._of[service]
 
 
 def no_files() -> NodeSetFiles:

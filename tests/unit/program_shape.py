@@ -23,7 +23,8 @@ from tests.unit.test_components import RecordingMocks, ReadingMocks
 from tests.unit.test_rotation import _dev_config, run_main
 
 DATA = Path(__file__).parent / "data" / "program_shape"
-TMP = "<tmp>"
+ROOT = Path(__file__).resolve().parents[2]
+TMP, CHECKOUT = "<tmp>", "<checkout>"
 
 
 def _rich(config: dict[str, Any]) -> dict[str, Any]:
@@ -34,6 +35,7 @@ def _rich(config: dict[str, Any]) -> dict[str, Any]:
     node_set["nodes"]["edpm-compute-1"]["customServiceConfig"] = {
         "nova": "[DEFAULT]\ntransport_url = rabbit://u:p@h:5672/\n"}
     config["dataplane"]["customServices"] = {"motd": {"playbook": "motd.yml", "files": {"motd": "hello\n"}}}
+    config["dataplane"]["migrationSSHKey"] = {"privateKey": "migration-key", "publicKey": "migration-key.pub"}
     config["extraMounts"] = [{"propagation": ["Compute"],
                               "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf-files"}},
                                           {"name": "nova", "configMap": {"name": "ceph-nova"}}],
@@ -65,7 +67,8 @@ def shape(variant: str) -> dict[str, Any]:
                     "inputs": r.inputs}
             for r in monitor.registered.values()
         }
-        return json.loads(json.dumps(shown, sort_keys=True, default=str).replace(tmp, TMP))
+        text = json.dumps(shown, sort_keys=True, default=str).replace(tmp, TMP).replace(str(ROOT), CHECKOUT)
+        return json.loads(text)
 
 
 def recorded(variant: str) -> dict[str, Any]:
