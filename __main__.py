@@ -4,7 +4,7 @@ import pulumi
 
 from components import k8s as kube
 from components.controlplane import NovaControlPlane
-from components.dataplane import EdpmDataPlane
+from components.dataplane import EdpmDataPlane, control_plane_files
 from components.registrations import start_before_waiting
 from components.settings import SettingsError
 from components.stackconfig import from_pulumi_config
@@ -17,7 +17,8 @@ except SettingsError as err:
 
 provider = kube.provider("kubernetes", settings.kubernetes)
 control_plane = NovaControlPlane("nova", settings, opts=pulumi.ResourceOptions(providers=[provider]))
-data_plane = EdpmDataPlane(settings, control_plane, provider)
+data_plane = EdpmDataPlane(settings, control_plane_files(control_plane), provider=provider,
+                           namespace=control_plane.namespace, cells=control_plane.cells)
 
 pulumi.export("namespace", settings.namespace)
 pulumi.export("cells", [c.name for c in settings.nova.cells])

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -125,7 +125,7 @@ class EdpmNodeSet(pulumi.ComponentResource):
         super().__init__(self.TYPE, name, {}, opts)
         self._node_set = node_set
         self._shared = _SharedInputs()
-        mounted = mounted or no_files()
+        self._mounted = mounted = mounted or no_files()
         template = node_set.node_template
         key = (template.ssh_private_key.reveal() if template.ssh_private_key is not None
                else _read(template.ssh_private_key_file))
@@ -205,6 +205,12 @@ def control_plane_files(control_plane: NovaControlPlane) -> ControlPlaneFiles:
     )
 
 
+class HostDiscovery(Protocol):
+    """A cell that maps its computes once they are deployed (NovaCell)."""
+
+    def discover_hosts(self, hosts: Sequence[str], depends_on: Sequence[pulumi.Resource]) -> pulumi.Resource: ...
+
+
 class EdpmDataPlane:
     """Every node set of the stack and what their services share: each service some node set
     lists gets its stack part made once (e.g. libvirt's Secrets, nova's migration key), the
@@ -213,25 +219,30 @@ class EdpmDataPlane:
     Not a resource of its own: the node sets and stack parts keep the places (URNs) they
     have in existing stacks, at the top of the stack."""
 
-    def __init__(self, settings: Settings, control_plane: NovaControlPlane, provider: k8s.Provider, *,
+    def __init__(self, settings: Settings, control_plane: ControlPlaneFiles, *,
+                 provider: k8s.Provider | None = None, namespace: pulumi.Resource | None = None,
+                 cells: Mapping[str, HostDiscovery] | None = None,
                  services: Sequence[EdpmService] | None = None) -> None:
-        """`services`: the built-in services (default: the registry's)."""
+        """`control_plane`: what the control plane hands the data plane; `provider` and `namespace`:
+        where the stack parts' Kubernetes objects go (the stack's provider, after its namespace);
+        `cells`: the cells whose host discovery runs after their computes; `services`: the
+        built-in services (default: the registry's)."""
         builtin = registry.builtin_services() if services is None else tuple(services)
         dataplane = settings.dataplane
-        stack = StackContext(settings=settings, control_plane=control_plane_files(control_plane),
-                             provider=provider, namespace=control_plane.namespace)
+        stack = StackContext(settings=settings, control_plane=control_plane, provider=provider, namespace=namespace)
         listed = {name for s in dataplane.node_sets for name in s.services}
         self.stack_parts: dict[str, Any] = {s.name: s.stack(stack) for s in builtin if s.name in listed}
         # The Secrets and ConfigMaps extraMounts give the nodes (e.g. Ceph's), read from the namespace.
-        mounted = (EdpmMountedObjects("edpm-mounted", settings, opts=pulumi.ResourceOptions(providers=[provider]))
+        mounted = (EdpmMountedObjects("edpm-mounted", settings,
+                                      opts=pulumi.ResourceOptions(providers=[provider] if provider else None))
                    if any(s.mounted_files for s in dataplane.node_sets) else None)
         self.node_sets = [
             EdpmNodeSet(s.name, s, self._services(s, builtin, dataplane.custom_services),
                         mounted=mounted.for_node_set(s) if mounted else None)
             for s in dataplane.node_sets]
         # Once a cell's computes are deployed, its host discovery runs (again for each new compute).
-        self.host_discovery = {}
-        for cell_name, cell in control_plane.cells.items():
+        self.host_discovery: dict[str, pulumi.Resource] = {}
+        for cell_name, cell in (cells or {}).items():
             computes = [(s, n) for s in self.node_sets for n in s.nodes_of_cell(cell_name)]
             if computes:
                 self.host_discovery[cell_name] = cell.discover_hosts(

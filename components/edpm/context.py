@@ -28,12 +28,13 @@ class StackContext:
 
     settings: Settings
     control_plane: ControlPlaneFiles
-    provider: k8s.Provider
-    namespace: pulumi.Resource
+    provider: k8s.Provider | None = None  # None: the default provider
+    namespace: pulumi.Resource | None = None  # None: made elsewhere
 
     def in_namespace(self) -> pulumi.ResourceOptions:
         """Options of a stack part's Kubernetes objects: the stack's provider, after its namespace."""
-        return pulumi.ResourceOptions(providers=[self.provider], depends_on=[self.namespace])
+        return pulumi.ResourceOptions(providers=[self.provider] if self.provider else None,
+                                      depends_on=[self.namespace] if self.namespace else None)
 
 
 class NodeSetContext:

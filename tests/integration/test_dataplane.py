@@ -22,7 +22,8 @@ import yaml
 from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
 from components.ansible_runner.playbook import run_playbook
 from components.render import LIBVIRT_DAEMONS, AgentLayout, libvirt_config_files, neutron_metadata_agent_files
-from components.settings import Ovn, load
+from components.settings import Ovn
+from components.stackconfig import load
 from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi, revealed, run, stack_output, up
 from tests.integration.nova_compute import compute_services, eventually, option_dump
 from tests.integration.stacks import Stack

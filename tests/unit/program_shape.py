@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.unit.engine import EngineMonitor
-from tests.unit.test_components import RecordingMocks, ReadingMocks
+from tests.unit.test_components import ReadingMocks, RecordingMocks
 from tests.unit.test_rotation import _dev_config, run_main
 
 DATA = Path(__file__).parent / "data" / "program_shape"

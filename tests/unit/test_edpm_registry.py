@@ -16,7 +16,8 @@ import pytest
 from components.edpm import registry
 from components.edpm import services as services_package
 from components.edpm.service import EdpmService
-from components.settings import SettingsError, load
+from components.settings import SettingsError
+from components.stackconfig import load
 from tests.unit import KNOWN_HOSTS, edpm_motd
 from tests.unit.test_components import PLAYBOOK_RUN, SECRET_SIG, RecordingMocks, _two_node_sets, revealed
 from tests.unit.test_rotation import RUN, _dev_config, _program_inputs

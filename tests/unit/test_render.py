@@ -30,8 +30,9 @@ from components.render import (
     service_template,
     transport_url,
 )
-from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings, load
+from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings
 from components.settings.customconfig import parse
+from components.stackconfig import load
 from tests.unit import KNOWN_HOSTS, LOCAL_IMAGES_RELEASE
 from tests.unit.fresh import HASH_SEEDS, printed_by_new_interpreters
 

@@ -214,7 +214,7 @@ def test_what_the_control_plane_hands_to_the_data_plane_is_secret(mocks: Recordi
 @pulumi.runtime.test
 def test_a_migration_key_the_stack_gives_stays_secret(mocks: RecordingMocks, tmp_path: Path) -> pulumi.Output[Any]:
     from components.dataplane import NovaMigrationSSHKey
-    from components.settings import load
+    from components.stackconfig import load
 
     raw = {"dataplane": {"migrationSSHKey": {"privateKey": NEW_KEY[0], "publicKey": NEW_KEY[1]}}}
     key = NovaMigrationSSHKey("nova-migration-ssh-key", load(raw, secret_keys=["dataplane"], catalog=None))

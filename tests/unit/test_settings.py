@@ -17,9 +17,9 @@ from components.settings import (
     SettingsError,
     control_plane_tags,
     edpm_tags,
-    load,
     propagates,
 )
+from components.stackconfig import load
 from tests.unit import KNOWN_HOSTS
 
 P = "openstack-nova:"
