@@ -84,15 +84,18 @@ def _not_taken(mounted: Mapping[str, str], taken: set[str]) -> dict[str, str]:
 
 
 def _check(settings: Settings) -> Iterator[tuple[Path, str]]:
-    """A mounted file that would replace one of nova's own, where the stack config names it."""
+    """A mounted file that would replace one of nova's own on some node, where the stack config
+    names it: once per mount, whichever node sets it reaches."""
     own = compute_config_names(settings) | set(_MIGRATION_KEYS)
+    clashes: dict[Path, set[str]] = {}
     for node_set in settings.dataplane.node_sets:
         taken = own.union(*({*_own_public(node_set, n), *nova_extra_files(node_set, n, secret=True)}
                             for n in node_set.nodes))
         for mounted in node_set.mounted_for(NAME):
-            clash = sorted(set(mounted.files or ()) & taken)
-            if clash:
-                yield mounted.origin, _clash_message(clash)
+            clashes.setdefault(mounted.origin, set()).update(set(mounted.files or ()) & taken)
+    for origin, clash in clashes.items():
+        if clash:
+            yield origin, _clash_message(sorted(clash))
 
 
 def _taken(files: dict[str, str], own_public: frozenset[str]) -> set[str]:
