@@ -233,7 +233,7 @@ class EdpmDataPlane:
         listed = {name for s in dataplane.node_sets for name in s.services}
         self.stack_parts: dict[str, Any] = {s.name: s.stack(stack) for s in builtin if s.name in listed}
         # The Secrets and ConfigMaps extraMounts give the nodes (e.g. Ceph's), read from the namespace.
-        mounted = (EdpmMountedObjects("edpm-mounted", settings,
+        mounted = (EdpmMountedObjects("edpm-mounted", settings.namespace, dataplane.node_sets,
                                       opts=pulumi.ResourceOptions(providers=[provider] if provider else None))
                    if any(s.mounted_files for s in dataplane.node_sets) else None)
         self.node_sets = [

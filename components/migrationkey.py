@@ -8,7 +8,7 @@ import pulumi_kubernetes as k8s
 from components import k8s as kube
 from components.generated import GeneratedSSHKey
 from components.render import names
-from components.settings import Settings
+from components.settings import MigrationSSHKey
 
 
 class NovaMigrationSSHKey(pulumi.ComponentResource):
@@ -18,9 +18,10 @@ class NovaMigrationSSHKey(pulumi.ComponentResource):
     private_key: pulumi.Output[str]
     public_key: pulumi.Output[str]
 
-    def __init__(self, name: str, settings: Settings, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, target: kube.Target, given: MigrationSSHKey | None,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        """`given`: dataplane.migrationSSHKey (None: a key pair generated once and kept in state)."""
         super().__init__("openstack-nova:dataplane:NovaMigrationSSHKey", name, {}, opts)
-        given = settings.dataplane.migration_ssh_key
         if given is not None:
             self.private_key = pulumi.Output.secret(given.private_key.reveal())
             self.public_key = pulumi.Output.from_input(given.public_key)
@@ -30,8 +31,7 @@ class NovaMigrationSSHKey(pulumi.ComponentResource):
             self.private_key, self.public_key = generated.private_key, generated.public_key
         self.secret = k8s.core.v1.Secret(
             name,
-            metadata=kube.object_meta(names.MIGRATION_SSH_KEY_SECRET, settings.namespace,
-                                          kube.labels("nova-compute"), settings.kubernetes.skip_await),
+            metadata=target.meta(names.MIGRATION_SSH_KEY_SECRET, kube.labels("nova-compute")),
             string_data={"ssh-privatekey": self.private_key, "ssh-publickey": self.public_key},
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -8,7 +8,7 @@ it. What a Secret holds stays secret: encrypted in state, masked in preview.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.render.mounts import MountedFilesError, ServiceFiles, object_files, service_files
-from components.settings import NodeSet, Settings
+from components.settings import NodeSet
 
 
 def _files(kind: str, name: str, data: Any, binary: Any = None) -> dict[str, str]:
@@ -29,12 +29,14 @@ def _files(kind: str, name: str, data: Any, binary: Any = None) -> dict[str, str
 class EdpmMountedObjects(pulumi.ComponentResource):
     """Reads every object some node set's extraMounts name, once."""
 
-    def __init__(self, name: str, settings: Settings, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, namespace: str, node_sets: Sequence[NodeSet],
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        """Reads, from `namespace`, the objects the mounted files of `node_sets` come from."""
         super().__init__("openstack-nova:dataplane:EdpmMountedObjects", name, {}, opts)
-        wanted = sorted({(m.kind, m.name) for s in settings.dataplane.node_sets for m in s.mounted_files})
+        wanted = sorted({(m.kind, m.name) for s in node_sets for m in s.mounted_files})
         self.objects: dict[tuple[str, str], pulumi.Output[dict[str, str]]] = {}
         for kind, obj_name in wanted:
-            self.objects[(kind, obj_name)] = self._read(name, kind, f"{settings.namespace}/{obj_name}")
+            self.objects[(kind, obj_name)] = self._read(name, kind, f"{namespace}/{obj_name}")
         self.register_outputs({})
 
     def _read(self, name: str, kind: str, ident: str) -> pulumi.Output[dict[str, str]]:

@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import k8s as kube
 from components.mountedfiles import NodeSetFiles
 from components.settings import Node, NodeSet, Settings
 
@@ -30,6 +31,11 @@ class StackContext:
     control_plane: ControlPlaneFiles
     provider: k8s.Provider | None = None  # None: the default provider
     namespace: pulumi.Resource | None = None  # None: made elsewhere
+
+    @property
+    def target(self) -> kube.Target:
+        """Where the stack parts' Kubernetes objects go."""
+        return kube.Target(self.settings.namespace, self.settings.kubernetes.skip_await)
 
     def in_namespace(self) -> pulumi.ResourceOptions:
         """Options of a stack part's Kubernetes objects: the stack's provider, after its namespace."""

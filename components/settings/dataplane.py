@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 from pathlib import PurePosixPath
 from types import MappingProxyType
+
 from . import knownhosts, schema
 from .agentvars import check_agent_vars
 from .catalog import OptionCatalog

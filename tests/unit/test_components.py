@@ -3,9 +3,8 @@ keys and hashes. No CLI, no cluster."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import base64
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path

@@ -35,7 +35,9 @@ _PUBLIC_TLS = (TLS_CERT, TLS_CA)  # a node's certificate and its CA's: no secret
 
 
 def _stack(stack: StackContext) -> LibvirtFiles:
-    return LibvirtSecrets("libvirt", stack.settings, opts=stack.in_namespace()).files
+    dataplane = stack.settings.dataplane
+    return LibvirtSecrets("libvirt", stack.target, dataplane.libvirt.password, [n for _, n in dataplane.tls_nodes],
+                          opts=stack.in_namespace()).files
 
 
 def _ceph_files(where: str, secret: dict[str, str], public: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -65,7 +67,7 @@ def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
     if tls and node.name not in stack.tls:
         raise pulumi.RunError(f"{node.name}: its node set has TLS, but the stack issued it no libvirt certificate")
     # with TLS, a node's certificate is its own; without, every node of the node set gets the same files
-    certs = stack.tls[node.name] if tls else {}
+    certs: Any = stack.tls[node.name] if tls else {}
     ceph: Any = ({}, {})
     if ceph_client.NAME in node_set.services:
         where = f"openstack-nova:extraMounts: the Ceph client files of node set {node_set.name}"

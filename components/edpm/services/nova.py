@@ -54,10 +54,11 @@ def _with_keys(config: dict[str, str], private: str, public: str) -> dict[str, s
 
 
 def _stack(stack: StackContext) -> ComputeFiles:
-    key = NovaMigrationSSHKey("nova-migration-ssh-key", stack.settings, opts=stack.in_namespace())
-    cell_files = {
+    key = NovaMigrationSSHKey("nova-migration-ssh-key", stack.target, stack.settings.dataplane.migration_ssh_key,
+                              opts=stack.in_namespace())
+    cell_files: dict[str, pulumi.Output[dict[str, str]]] = {
         cell: pulumi.Output.secret(pulumi.Output.all(config, key.private_key, key.public_key).apply(
-            lambda v: _with_keys(*v)))
+            lambda v: _with_keys(v[0], v[1], v[2])))
         for cell, config in stack.control_plane.compute_configs.items()
     }
     return ComputeFiles(cell_files=cell_files, image=stack.settings.images.compute)
