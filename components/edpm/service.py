@@ -76,4 +76,3 @@ class EdpmService:
     @property
     def stop_playbook(self) -> str | None:
         return self.spec.stop_playbook
-

@@ -155,8 +155,10 @@ def _with_host_keys(ctx: Context, path: Path, node: Node, template: NodeTemplate
     return replace(node, host_keys=keys)
 
 
-def _services(ctx: Context, path: Path, given: list[str] | None, known: list[str],
-              default: tuple[str, ...]) -> tuple[str, ...]:
+def _listed_services(ctx: Context, path: Path, given: list[str] | None, known: list[str],
+                     default: tuple[str, ...]) -> tuple[str, ...]:
+    """The names a node set lists, each checked (or the default list); nodemounts.final_services
+    decides the list once extraMounts are read."""
     if given is None:
         return default
     seen: set[str] = set()
@@ -176,7 +178,7 @@ def _node_set(ctx: Context, path: Path, name: str, given: schema.NodeSet, known:
     if problem:
         ctx.problem(path, f"node set name {problem}")
     template = _node_template(ctx, (*path, "nodeTemplate"), given.node_template)
-    services = _services(ctx, (*path, "services"), given.services, known, builtin.default)
+    services = _listed_services(ctx, (*path, "services"), given.services, known, builtin.default)
     trusted = knownhosts.KnownHosts(template.known_hosts)
     nodes = []
     for node_name, node in given.nodes.items():

@@ -197,8 +197,8 @@ def _unique(ctx: Context, mounted: Sequence[MountedFiles], reported: set[tuple[P
                 ctx.problem(files.origin, f"{file} for {files.service} also comes from {_where(first)}")
 
 
-def _services(ctx: Context, path: Path, node_set: NodeSet, mounted: Sequence[MountedFiles],
-              builtin: ServiceSpecs) -> tuple[str, ...]:
+def final_services(ctx: Context, path: Path, node_set: NodeSet, mounted: Sequence[MountedFiles],
+                   builtin: ServiceSpecs) -> tuple[str, ...]:
     """The node set's services: one its mounted files are for added to a default list, in its place,
     or a problem; then each service's rules of order. (Once extraMounts are read: only then is a
     default list final.)"""
@@ -236,6 +236,6 @@ def with_mounted_files(ctx: Context, path: Path, dataplane: Dataplane, extra_mou
         tags = edpm_tags(node_set.name)
         mounted = tuple(f for extra, files in per_entry if propagates(extra.propagation, tags) for f in files)
         _unique(ctx, mounted, reported)
-        services = _services(ctx, (*path, "nodeSets", node_set.name), node_set, mounted, builtin)
+        services = final_services(ctx, (*path, "nodeSets", node_set.name), node_set, mounted, builtin)
         node_sets.append(replace(node_set, services=services, mounted_files=mounted))
     return replace(dataplane, node_sets=tuple(node_sets))
