@@ -21,7 +21,7 @@ data_plane = EdpmDataPlane(settings, control_plane_files(control_plane), provide
                            namespace=control_plane.namespace, cells=control_plane.cells)
 
 pulumi.export("namespace", settings.namespace)
-pulumi.export("cells", [c.name for c in settings.nova.cells])
+pulumi.export("cells", list(control_plane.cells))
 pulumi.export("deployedHashes", data_plane.deployed_hashes)
 pulumi.export("inSync", data_plane.in_sync)
 

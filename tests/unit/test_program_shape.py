@@ -32,3 +32,14 @@ def test_a_moved_resource_is_a_difference() -> None:
     after = {**before, urn.replace("EdpmNodeSet", "EdpmDataPlane$openstack-nova:dataplane:EdpmNodeSet"): before[urn]}
     del after[urn]
     assert len(_differences(before, after)) == 2
+
+
+def test_main_only_wires_no_loop_no_condition() -> None:
+    import ast
+
+    from tests.unit.program_shape import ROOT
+
+    tree = ast.parse((ROOT / "__main__.py").read_text())
+    logic = (ast.For, ast.While, ast.If, ast.IfExp, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)
+    # the one `except` turns a bad stack config into a message without a traceback
+    assert [type(n).__name__ for n in ast.walk(tree) if isinstance(n, logic)] == []
