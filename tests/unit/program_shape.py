@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,8 @@ from tests.unit.test_rotation import _dev_config, run_main
 DATA = Path(__file__).parent / "data" / "program_shape"
 ROOT = Path(__file__).resolve().parents[2]
 TMP, CHECKOUT = "<tmp>", "<checkout>"
+_URN_PREFIX = re.compile(r"urn:pulumi:[^:\"]*::[^:\"]*::")
+_ROOT_STACK = re.compile(r"pulumi:pulumi:Stack::[^\"]*\"")
 
 
 def _rich(config: dict[str, Any]) -> dict[str, Any]:
@@ -68,6 +71,9 @@ def shape(variant: str) -> dict[str, Any]:
             for r in monitor.registered.values()
         }
         text = json.dumps(shown, sort_keys=True, default=str).replace(tmp, TMP).replace(str(ROOT), CHECKOUT)
+        # what the URNs hold besides the stack's and project's names (which the mocks of a test run
+        # before may have set otherwise), and the root stack resource by its type only
+        text = _ROOT_STACK.sub("pulumi:pulumi:Stack\"", _URN_PREFIX.sub("urn:", text))
         return json.loads(text)
 
 
