@@ -212,9 +212,10 @@ class HostDiscovery(Protocol):
 
 
 class EdpmDataPlane:
-    """Every node set of the stack and what their services share: each service some node set
-    lists gets its stack part made once (e.g. libvirt's Secrets, nova's migration key), the
-    node sets their runs, and each cell's host discovery waits for its computes.
+    """Every node set of the stack and what their services share: each built-in service gets its
+    stack part made once (e.g. libvirt's Secrets, nova's migration key), whether or not a node set
+    lists it, so that a stack keeps them as node sets come and go; the node sets get their runs,
+    and each cell's host discovery waits for its computes.
 
     Not a resource of its own: the node sets and stack parts keep the places (URNs) they
     have in existing stacks, at the top of the stack."""
@@ -230,8 +231,7 @@ class EdpmDataPlane:
         builtin = registry.builtin_services() if services is None else tuple(services)
         dataplane = settings.dataplane
         stack = StackContext(settings=settings, control_plane=control_plane, provider=provider, namespace=namespace)
-        listed = {name for s in dataplane.node_sets for name in s.services}
-        self.stack_parts: dict[str, Any] = {s.name: s.stack(stack) for s in builtin if s.name in listed}
+        self.stack_parts: dict[str, Any] = {s.name: s.stack(stack) for s in builtin}
         # The Secrets and ConfigMaps extraMounts give the nodes (e.g. Ceph's), read from the namespace.
         mounted = (EdpmMountedObjects("edpm-mounted", settings.namespace, dataplane.node_sets,
                                       opts=pulumi.ResourceOptions(providers=[provider] if provider else None))

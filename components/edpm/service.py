@@ -58,8 +58,8 @@ def _no_stack_part(_stack: StackContext) -> None:
 class EdpmService:
     """One service a node set may run on its nodes: its spec, its stack part and each node's inputs.
 
-    `stack(stack_context)` is made once per stack when a node set lists the service; its node
-    sets' contexts hold it as `context.stack`."""
+    `stack(stack_context)` is made once per stack (for a built-in service, listed or not); its
+    node sets' contexts hold it as `context.stack`."""
 
     spec: ServiceSpec
     node_inputs: Callable[[NodeSetContext, Node], RunInputs]

@@ -6,11 +6,15 @@ change that means to change the stack)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.unit.engine import EngineMonitor, name_of
 from tests.unit.program_shape import VARIANTS, recorded, shape
+from tests.unit.test_components import RecordingMocks
+from tests.unit.test_rotation import _dev_config, run_main
 
 
 def _differences(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -43,3 +47,14 @@ def test_main_only_wires_no_loop_no_condition() -> None:
     logic = (ast.For, ast.While, ast.If, ast.IfExp, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)
     # the one `except` turns a bad stack config into a message without a traceback
     assert [type(n).__name__ for n in ast.walk(tree) if isinstance(n, logic)] == []
+
+
+def test_a_stack_without_node_sets_keeps_the_services_secrets(tmp_path: Path) -> None:
+    config = _dev_config(tmp_path)
+    del config["dataplane"]
+    mocks = RecordingMocks()
+    monitor = EngineMonitor(mocks)
+    run_main(config, mocks, monitor)
+    secrets = {name_of(r) for r in monitor.registered.values() if r.type == "kubernetes:core/v1:Secret"}
+    # the services' stack parts, made once per stack as before: the migration key, libvirt's password
+    assert {"nova-migration-ssh-key", "libvirt-secret"} <= secrets
