@@ -17,6 +17,7 @@ from components.render import (
     Credentials,
     NovaService,
     compute_config_files,
+    compute_config_names,
     config_hash,
     host_specific_conf,
     known_hosts_block,
@@ -102,6 +103,15 @@ def test_credentials_repr_hides_values(creds: Credentials) -> None:
 
 
 # --- EDPM compute config ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("notifications", [False, True])
+def test_the_compute_configs_names_are_known_before_it_is_rendered(notifications: bool) -> None:
+    settings = make_settings(**({"notificationsBus": {"cluster": "rabbitmq-notify"}} if notifications else {}))
+    creds = make_creds(settings, "rabbit://n" if notifications else None)
+    files = compute_config_files(settings, settings.nova.cell("cell1"), creds)
+    assert compute_config_names(settings) == set(files)
+    assert ("notification_rabbitmq_user_name" in files) is notifications
 
 
 def test_compute_config_per_cell(settings: Settings, creds: Credentials) -> None:
