@@ -259,7 +259,7 @@ MUTANTS: tuple[Mutant, ...] = (
        "nodes share one Output of what a service derives even where its parts differ (a node's own "
        "snippets, another cell's config, another node's TLS certificate)", PROGRAM),
     _m("secret-shared-inputs-outputs-by-identity", "components/dataplane.py",
-       "return isinstance(other, _Identity) and other.obj is self.obj", "return isinstance(other, _Identity)",
+       "        return _Identity(value)\n", '        return "an output"\n',
        "nodes share what is derived from different Outputs (another cell's config, another node's "
        "libvirt certificate)", PROGRAM),
     _m("secret-run-outputs", "components/ansible_runner/playbook.py",
