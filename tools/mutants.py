@@ -550,11 +550,14 @@ MUTANTS: tuple[Mutant, ...] = (
 # --- checking the list ------------------------------------------------------------------------
 
 def _pattern(old: str) -> re.Pattern[str]:
-    """`old` as it stands in its file however it is laid out: whitespace in it, and after an
+    """`old` as it stands in its file however it is laid out: whitespace inside it, and after an
     opening bracket or a comma or before a closing one, matches any whitespace (or none), so a
-    reformat that wraps or indents the code keeps the mutant."""
-    parts: list[str] = []
-    for char in old:
+    reformat that wraps or indents the code keeps the mutant. Whitespace at its ends is matched as
+    it is (an indentation the new text keeps)."""
+    core = old.strip()
+    lead, trail = old[:len(old) - len(old.lstrip())], old[len(old.rstrip()):]
+    parts: list[str] = [re.escape(lead)]
+    for char in core:
         if char.isspace():
             if parts[-1:] != [r"\s*"]:
                 parts.append(r"\s*")
@@ -564,6 +567,7 @@ def _pattern(old: str) -> re.Pattern[str]:
         parts.append(re.escape(char))
         if char in "([{,":
             parts.append(r"\s*")
+    parts.append(re.escape(trail))
     return re.compile("".join(parts))
 
 

@@ -28,6 +28,10 @@ def test_an_old_text_is_found_however_the_code_is_wrapped_and_indented(tmp_path:
     with applied(mutant, tmp_path):
         assert (tmp_path / "a.py").read_text() == "x = call(second)\n"
     assert problems([replace(mutant, old="call(first, third)")], tmp_path) != []
+    # an indented line keeps its indentation and the line break before it
+    indented = replace(mutant, old="    first,\n", new="    third,\n")
+    with applied(indented, tmp_path):
+        assert (tmp_path / "a.py").read_text() == "x = call(\n    third,\n    second,\n)\n"
     assert problems([replace(mutant, old="call(first, third)")], tmp_path, texts=False) == []
 
 
