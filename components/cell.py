@@ -20,6 +20,7 @@ from components.render import (
     service_config_files,
     service_template,
 )
+from components.render.engine import render
 from components.settings import Cell, Settings, control_plane_tags
 from components.workload import NovaServiceWorkload, WorkloadSpec, service_probe
 
@@ -34,64 +35,29 @@ ARCHIVE_AGE_ENV = "ARCHIVE_AGE"
 PURGE_AGE_ENV = "PURGE_AGE"
 
 
-def _cell_uuid(cell: Cell) -> str:
-    """Shell: sets `uuid` to the cell's uuid from the API database, empty when unmapped."""
-    return (f"uuid=$({NOVA_MANAGE} cell_v2 list_cells | awk -F'|' '$2 ~ / {cell.name} /"
-            f" {{gsub(/ /, \"\", $3); print $3}}')")
+def _script(template: str, **values: object) -> str:
+    """A nova-manage script of components/templates/nova-manage/ (as a Job's command: no final newline)."""
+    return render(f"nova-manage/{template}", nova_manage=NOVA_MANAGE, **values).rstrip("\n")
+
+
+def _db_sync_script(cell: Cell) -> str:
+    return _script("db-sync.sh.j2", cell0=cell.is_cell0)
 
 
 def _mapping_script(cell: Cell) -> str:
-    if cell.is_cell0:
-        # update_cell after map_cell0 keeps an existing mapping in step with the config;
-        # cell0 has no bus, so its mapping holds none (and no bus password), as upstream's.
-        return (f"set -e; {NOVA_MANAGE} cell_v2 map_cell0; "
-                f"{NOVA_MANAGE} cell_v2 update_cell --cell_uuid {CELL0_UUID} --transport-url none:///")
-    return (f"set -e; {_cell_uuid(cell)}; "
-            f"if [ -z \"$uuid\" ]; then {NOVA_MANAGE} cell_v2 create_cell --name {cell.name}; "
-            f"else {NOVA_MANAGE} cell_v2 update_cell --cell_uuid \"$uuid\"; fi")
+    return _script("cell-mapping.sh.j2", cell=cell.name, cell0=cell.is_cell0, cell0_uuid=CELL0_UUID)
 
 
 def _discover_script(cell: Cell) -> str:
-    """Maps the cell's computes (COMPUTE_HOSTS_ENV, comma-separated) to the cell.
-
-    A compute registers its service record some time after its deploy, so
-    discovery runs again until every expected host is mapped, for
-    DISCOVER_TIMEOUT seconds at most. Only this cell is searched: the Jobs of
-    several cells run at once and would collide mapping the same hosts.
-    """
-    return "\n".join([
-        f"set -e; {_cell_uuid(cell)}",
-        f'[ -n "$uuid" ] || {{ echo "cell {cell.name} is not mapped" >&2; exit 1; }}',
-        f"deadline=$((SECONDS + {DISCOVER_TIMEOUT}))",
-        "while :; do",
-        f'  {NOVA_MANAGE} cell_v2 discover_hosts --cell_uuid "$uuid" --by-service --verbose || true',
-        f'  mapped=$({NOVA_MANAGE} cell_v2 list_hosts --cell_uuid "$uuid"'
-        " | awk -F'|' 'NF > 3 {gsub(/ /, \"\", $4); print $4}')",
-        "  missing=",
-        f'  for h in ${{{COMPUTE_HOSTS_ENV}//,/ }}; do grep -qxF "$h" <<<"$mapped" || missing="$missing $h"; done',
-        '  [ -n "$missing" ] || { echo "mapped to ' + cell.name + ': ${' + COMPUTE_HOSTS_ENV + '}"; exit 0; }',
-        '  if [ "$SECONDS" -ge "$deadline" ]; then',
-        f'    echo "not mapped to {cell.name} after {DISCOVER_TIMEOUT}s (no nova-compute service record):$missing" >&2',
-        "    exit 1",
-        "  fi",
-        f'  echo "waiting for$missing to register in {cell.name}"',
-        f"  sleep {DISCOVER_INTERVAL}",
-        "done",
-    ])
+    """Maps the cell's computes (COMPUTE_HOSTS_ENV, comma-separated) to the cell, waiting
+    DISCOVER_TIMEOUT seconds at most for them to register."""
+    return _script("discover-hosts.sh.j2", cell=cell.name, hosts_env=COMPUTE_HOSTS_ENV, timeout=DISCOVER_TIMEOUT,
+                   interval=DISCOVER_INTERVAL)
 
 
 def _db_purge_script() -> str:
-    """Moves rows deleted ARCHIVE_AGE_ENV days ago to the shadow tables, then deletes
-    archived rows deleted PURGE_AGE_ENV days ago. nova-manage's exit codes that mean
-    success: archive 0 (nothing to archive) or 1 (archived); purge 0 (deleted) or 3 (nothing)."""
-    return "\n".join([
-        f'archive_before=$(date --date="${{{ARCHIVE_AGE_ENV}}} days ago" +%F)',
-        f'purge_before=$(date --date="${{{PURGE_AGE_ENV}}} days ago" +%F)',
-        f'{NOVA_MANAGE} db archive_deleted_rows --verbose --until-complete --task-log --before "$archive_before"',
-        'rc=$?; [ "$rc" -le 1 ] || exit "$rc"',
-        f'{NOVA_MANAGE} db purge --verbose --before "$purge_before"',
-        'rc=$?; [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || exit "$rc"',
-    ])
+    """Archives rows deleted ARCHIVE_AGE_ENV days ago, purges those archived PURGE_AGE_ENV days ago."""
+    return _script("db-purge.sh.j2", archive_env=ARCHIVE_AGE_ENV, purge_env=PURGE_AGE_ENV)
 
 
 class NovaCell(pulumi.ComponentResource):
@@ -140,12 +106,9 @@ class NovaCell(pulumi.ComponentResource):
         job_labels = kube.labels("nova-manage", cell.name)
 
         def db_sync(conductor: NovaServiceWorkload) -> list[pulumi.Resource]:
-            sync_script = f"set -e; {NOVA_MANAGE} db sync --local_cell"
-            if cell.is_cell0:
-                sync_script = f"set -e; {NOVA_MANAGE} api_db sync; {NOVA_MANAGE} db sync --local_cell"
             self.db_sync = manage_job(
                 f"{name}-db-sync", job_name=names.db_sync_job(cell.name), namespace=ns,
-                image=settings.images.conductor, script=sync_script,
+                image=settings.images.conductor, script=_db_sync_script(cell),
                 config_sources=[(conductor_secret, SERVICE_CONF_FILES)], labels=job_labels, skip_await=skip,
                 annotations={kube.CONFIG_HASH_ANNOTATION: conductor.config_hash},
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[conductor.config_secret, *after]),

@@ -40,7 +40,8 @@ class NovaControlPlane(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
-        self.credentials = NovaCredentials(f"{name}-credentials", settings, opts=pulumi.ResourceOptions(parent=self))
+        self.credentials = NovaCredentials(f"{name}-credentials", settings.nova, settings.namespace,
+                                           opts=pulumi.ResourceOptions(parent=self))
 
         # cell0 first; a cell with API access waits for cell0's mapping, as upstream orders it.
         self.cells = {}

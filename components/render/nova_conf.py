@@ -18,6 +18,10 @@ NOVA_CONF = "01-nova.conf"
 OVERRIDE_CONF = "02-nova-override.conf"
 BLANK_CONF = "nova-blank.conf"
 HOST_SPECIFIC_CONF = "02-nova-host-specific.conf"
+# the other files of a cell's compute config Secret
+_COMPUTE_KOLLA = "nova-compute-config.json"
+_BUS_USER = "rabbitmq_user_name"
+_NOTIFICATIONS_USER = "notification_rabbitmq_user_name"
 
 
 class NovaService(StrEnum):
@@ -240,13 +244,19 @@ def compute_config_files(settings: Settings, cell: Cell, creds: Credentials) -> 
     files = {
         NOVA_CONF: conf,
         BLANK_CONF: "",
-        "nova-compute-config.json": kolla.compute_config_json(),
+        _COMPUTE_KOLLA: kolla.compute_config_json(),
         # lets the bus owner see which users are in use, as nova-operator does
-        "rabbitmq_user_name": cell.messaging_bus.user,
+        _BUS_USER: cell.messaging_bus.user,
     }
     if settings.nova.notifications_bus is not None:
-        files["notification_rabbitmq_user_name"] = settings.nova.notifications_bus.user
+        files[_NOTIFICATIONS_USER] = settings.nova.notifications_bus.user
     return files
+
+
+def compute_config_names(settings: Settings) -> frozenset[str]:
+    """The names of `compute_config_files`' files, known before any is rendered."""
+    names = {NOVA_CONF, BLANK_CONF, _COMPUTE_KOLLA, _BUS_USER}
+    return frozenset({*names, _NOTIFICATIONS_USER} if settings.nova.notifications_bus is not None else names)
 
 
 def host_specific_conf(my_ip: str, host: str, *, tls: bool) -> str:

@@ -7,7 +7,7 @@ camelCase names of the openstack-k8s-operators CRDs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -279,6 +279,9 @@ class Dataplane:
     migration_ssh_key: MigrationSSHKey | None  # None: the components generate one
     ovn: Ovn | None = None  # required when a node set runs neutron-metadata
     libvirt: Libvirt = Libvirt()
+    # the `dataplane` keys the settings do not read themselves, by key, as the schema checked them:
+    # each is a service's own, which its module reads (components/edpm/services/)
+    service_configs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def nodes(self) -> tuple[Node, ...]:

@@ -18,7 +18,7 @@ import yaml
 
 from components.ansible_runner import playbook, runguard
 from components.ansible_runner.failures import PlaybookError
-from components.settings import load
+from components.stackconfig import load
 from tests.unit.runlock import lock_is_free
 from tools.bench import live, measure, offline, report, stack, workspace
 from tools.bench.measure import run

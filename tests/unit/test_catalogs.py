@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings import SHIPPED_CATALOGS, CatalogError, CatalogStore, SettingsError, load
+from components.settings import SHIPPED_CATALOGS, CatalogError, CatalogStore, SettingsError
 from components.settings.catalog import CATALOG_DIR, FORMAT
 from components.settings.customconfig import check
 from components.settings.load import CONFIG_PREFIX, DEFAULT_IMAGES_RELEASE
+from components.stackconfig import load
 from tests.unit import LOCAL_IMAGES_RELEASE, ROOT, pins
 from tools import nova_catalog
 

@@ -4,6 +4,7 @@ keys and hashes. No CLI, no cluster."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.settings import Settings, load
+from components.settings import Settings
+from components.stackconfig import load
 from tests.unit import EXTRA_MOUNTS, KNOWN_HOSTS
 
 
@@ -48,6 +50,8 @@ def revealed(value: Any) -> Any:
 
 
 SECRET = "kubernetes:core/v1:Secret"
+# dataplane.migrationSSHKey of the tests' stack configs: what every compute gets as ssh-privatekey, ssh-publickey
+MIGRATION_KEY = {"privateKey": "k", "publicKey": "k.pub"}
 STATEFULSET = "kubernetes:apps/v1:StatefulSet"
 JOB = "kubernetes:batch/v1:Job"
 
@@ -361,7 +365,7 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
                 "nodeTemplate": {**template, **({"timeouts": timeouts} if timeouts else {})}}
 
     raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "images": images or {}, "dataplane": {
-        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "migrationSSHKey": MIGRATION_KEY,
         **({"libvirt": libvirt} if libvirt else {}),
         "nodeSets": {
             "fast": {**node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300, "lock": 0}, {}),
@@ -374,25 +378,16 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
     s = load(raw, secret_keys=["dataplane"], catalog=None)
     empty = pulumi.Output.from_input({"01-nova.conf": ""})
     metadata = pulumi.Output.secret({"05-nova-metadata.conf": "[DEFAULT]\nmetadata_proxy_shared_secret = s\n"})
-    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: metadata},
-                              migration_private_key=pulumi.Output.from_input("k"),
-                              migration_public_key=pulumi.Output.from_input("k.pub"))
+    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: metadata})
     return _edpm_node_sets(s, files)
 
 
 def _edpm_node_sets(s: Any, files: Any) -> list[Any]:
     """An EdpmNodeSet for each node set of settings `s`, with the control plane's `files`, as the program
     makes them."""
-    from components.dataplane import EdpmNodeSet
-    from components.edpm.services.neutron_metadata import NeutronMetadataAgent
-    from components.libvirt import LibvirtSecrets
-    from components.render import known_hosts_block
+    from components.dataplane import EdpmDataPlane
 
-    agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
-    libvirt_files = LibvirtSecrets("libvirt", s).files
-    return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
-                        agent, compute_image=s.images.compute, libvirt=libvirt_files)
-            for n in s.dataplane.node_sets]
+    return EdpmDataPlane(s, files).node_sets
 
 
 def _all_runs(sets: list[Any]) -> pulumi.Output[Any]:
@@ -468,7 +463,7 @@ def test_each_compute_gets_its_cells_config_and_the_migration_keys_as_secret_fil
 
     def check(_: Any) -> None:
         runs = mocks.of_type(PLAYBOOK_RUN)
-        cell = {"01-nova.conf": "", "ssh-privatekey": "k", "ssh-publickey": "k.pub"}
+        cell = {"01-nova.conf": "", "ssh-privatekey": "k\n", "ssh-publickey": "k.pub\n"}
         assert SECRET_SIG in runs["n0-nova"]["files"] and revealed(runs["n0-nova"]["files"]) == cell
         # a node's own secret snippet joins them, for that node alone
         assert revealed(runs["n1-nova"]["files"]) == {**cell, "26-nova-extra-host.conf": "[neutron]\npassword = pw\n"}
@@ -549,30 +544,37 @@ def _alike_and_not(tmp_path: Any) -> dict[str, Any]:
     tls = {"t0": {"ansibleHost": "192.168.122.102"}, "t1": {"ansibleHost": "192.0.2.10"}}
     raw = {"kubernetes": {"skipAwait": True},
            "nova": {"cellTemplates": {"cell0": {}, "cell1": {}, "cell2": {}}}, "dataplane": {
-        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "migrationSSHKey": MIGRATION_KEY,
         "nodeSets": {"plain": {"cell": "cell1", "nodes": plain, "nodeTemplate": template},
                      "tls": {"cell": "cell1", "nodes": tls, "nodeTemplate": template, "tlsEnabled": True}}}}
     s = load(raw, secret_keys=["dataplane"], catalog=None)
     configs = {cell: pulumi.Output.secret({"01-nova.conf": f"[DEFAULT]\n# {cell}\n"}) for cell in ("cell1", "cell2")}
-    files = ControlPlaneFiles(compute_configs=configs, metadata_configs={None: pulumi.Output.secret({"m": "m"})},
-                              migration_private_key=pulumi.Output.from_input("k"),
-                              migration_public_key=pulumi.Output.from_input("k.pub"))
-    return {node_set._node_set.name: node_set for node_set in _edpm_node_sets(s, files)}
+    files = ControlPlaneFiles(compute_configs=configs, metadata_configs={None: pulumi.Output.secret({"m": "m"})})
+    from components.dataplane import EdpmDataPlane
+
+    data_plane = EdpmDataPlane(s, files)
+    return {"data_plane": data_plane, **{node_set.node_set_name: node_set for node_set in data_plane.node_sets}}
 
 
 @pulumi.runtime.test
 def test_nodes_alike_share_one_output_of_their_files_and_others_get_their_own(
         mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
-    from components.edpm.registry import builtin
+    from components.edpm.context import NodeSetContext
+    from components.edpm.registry import builtin_services
     from components.render import host_specific_conf
 
     sets = _alike_and_not(tmp_path)
-    nova, libvirt = builtin().get("nova"), builtin().get("libvirt")
-    assert nova is not None and libvirt is not None
+    data_plane = sets.pop("data_plane")
+    nova, libvirt = (next(s for s in builtin_services() if s.name == name) for name in ("nova", "libvirt"))
 
     def inputs(node_set: str, service: Any) -> dict[str, Any]:
+        """Each node's inputs of `service`, as the node set's runs got them (its Outputs made once)."""
         ns = sets[node_set]
-        return {n.name: service.node_inputs(ns._context, n) for n in ns._node_set.nodes}
+        context = NodeSetContext(ns._node_set, data_plane.stack_parts[service.name], ns._mounted)
+        made = {n.name: service.node_inputs(context, n) for n in ns._node_set.nodes}
+        return {name: dataclasses.replace(i, files=ns._shared.resolve(i.files),
+                                          public_files=ns._shared.resolve(i.public_files))
+                for name, i in made.items()}
 
     own = inputs("plain", nova)
     # one Output of the secret files for the nodes alike (same cell, same own files), another for each other
@@ -587,7 +589,7 @@ def test_nodes_alike_share_one_output_of_their_files_and_others_get_their_own(
 
     def check(_: Any) -> None:
         runs = mocks.of_type(PLAYBOOK_RUN)
-        keys = {"ssh-privatekey": "k", "ssh-publickey": "k.pub"}
+        keys = {"ssh-privatekey": "k\n", "ssh-publickey": "k.pub\n"}
         for node, cell in (("n0", "cell1"), ("n1", "cell1"), ("n2", "cell1"), ("n3", "cell2")):
             assert SECRET_SIG in runs[f"{node}-nova"]["files"]
             assert revealed(runs[f"{node}-nova"]["files"]) == {"01-nova.conf": f"[DEFAULT]\n# {cell}\n", **keys}
@@ -674,7 +676,9 @@ def test_libvirt_gets_the_stacks_password_and_with_tls_its_nodes_certificate(
         # the Secrets an operator of upstream finds: the password, the CA, a certificate per TLS node
         published = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
         assert revealed(published["libvirt-secret"]["stringData"]) == {"LibvirtPassword": "sasl-pw"}
-        assert sorted(published) == ["cert-libvirt-default-n0", "libvirt-secret", "rootca-libvirt"]
+        # libvirt's, and the migration key's (nova's stack part)
+        assert sorted(published) == ["cert-libvirt-default-n0", "libvirt-secret", "nova-migration-ssh-key",
+                                     "rootca-libvirt"]
         for name in ("cert-libvirt-default-n0", "rootca-libvirt"):
             assert published[name]["type"] == "kubernetes.io/tls"
             assert SECRET_SIG in published[name]["stringData"]
@@ -735,12 +739,7 @@ def reading_mocks() -> Iterator[ReadingMocks]:
 
 def _node_sets_with_ceph(tmp_path: Any) -> list[Any]:
     """Node sets ceph (n0) and plain (n1); only ceph gets the Ceph files and 03-ceph-nova.conf."""
-    from components.dataplane import EdpmNodeSet
     from components.edpm.context import ControlPlaneFiles
-    from components.edpm.services.neutron_metadata import NeutronMetadataAgent
-    from components.libvirt import LibvirtFiles
-    from components.mountedfiles import EdpmMountedObjects
-    from components.render import known_hosts_block
 
     key = tmp_path / "id"
     key.write_text("key\n")
@@ -750,25 +749,17 @@ def _node_sets_with_ceph(tmp_path: Any) -> list[Any]:
                 "nodeTemplate": {"ansibleSSHPrivateKeyFile": str(key), "knownHostsFile": KNOWN_HOSTS}}
 
     raw = {"kubernetes": {"skipAwait": True},
-           "dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+           "dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "migrationSSHKey": MIGRATION_KEY,
                          "nodeSets": {"ceph": node_set("n0", "192.0.2.10"), "plain": node_set("n1", "192.0.2.11")}},
            "extraMounts": [{"propagation": ["ceph"],
                             "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf-files"}},
                                         {"name": "nova", "configMap": {"name": "ceph-nova"}}],
                             "mounts": [{"name": "ceph", "mountPath": "/etc/ceph"},
                                        {"name": "nova", "mountPath": "/var/lib/openstack/configs/nova"}]}]}
-    s = load(raw, catalog=None)
+    s = load(raw, secret_keys=["dataplane"], catalog=None)
     empty = pulumi.Output.from_input({"01-nova.conf": ""})
-    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: empty},
-                              migration_private_key=pulumi.Output.from_input("k"),
-                              migration_public_key=pulumi.Output.from_input("k.pub"))
-    mounted = EdpmMountedObjects("edpm-mounted", s)
-    agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
-    libvirt = LibvirtFiles(password=pulumi.Output.secret("libvirt-password"))
-    return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
-                        agent, compute_image=s.images.compute, libvirt=libvirt,
-                        mounted=mounted.for_node_set(n) if n.mounted_files else None)
-            for n in s.dataplane.node_sets]
+    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: empty})
+    return _edpm_node_sets(s, files)
 
 
 @pulumi.runtime.test

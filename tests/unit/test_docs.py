@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings import load
+from components.stackconfig import load
 from tests.unit.test_schema import VALIDATOR
 from tests.unit.test_settings import ALL_SECRET
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings import load
+from components.stackconfig import load
 from devenv.neighbours import envsecrets, kube, manifests, plan, render, stackconfig
 from devenv.neighbours.deploy import image_tag
 from tests.unit.fresh import HASH_SEEDS, printed_by_new_interpreters

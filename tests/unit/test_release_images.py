@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings import SHIPPED_CATALOGS, load
+from components.settings import SHIPPED_CATALOGS
 from components.settings.releases import RELEASES, WsgiApp
+from components.stackconfig import load
 from tests.unit import KNOWN_HOSTS, LOCAL_IMAGES_RELEASE, ROOT, pins
 from tests.unit.test_rotation import _plain
 

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from components.render import NovaService, service_config_files
-from components.settings import SHIPPED_CATALOGS, SettingsError, load
+from components.settings import SHIPPED_CATALOGS, SettingsError
 from components.settings.customconfig import check, parse
 from components.settings.releases import DEFAULT_IMAGES_RELEASE, RELEASES
 from components.settings.schema import Images
+from components.stackconfig import load
 from tests.unit import LOCAL_IMAGES_RELEASE
 from tests.unit.rendered import credentials, nova_confs, stack
 from tests.unit.test_rotation import _dev_config, _program_inputs

@@ -17,6 +17,7 @@ from components.render import (
     Credentials,
     NovaService,
     compute_config_files,
+    compute_config_names,
     config_hash,
     host_specific_conf,
     known_hosts_block,
@@ -30,9 +31,10 @@ from components.render import (
     service_template,
     transport_url,
 )
-from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings, load
+from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings
 from components.settings.customconfig import parse
 from components.settings.releases import RELEASES
+from components.stackconfig import load
 from tests.unit import KNOWN_HOSTS, LOCAL_IMAGES_RELEASE
 from tests.unit.fresh import HASH_SEEDS, printed_by_new_interpreters
 from tests.unit.rendered import credentials, nova_confs, stack
@@ -103,6 +105,15 @@ def test_credentials_repr_hides_values(creds: Credentials) -> None:
 
 
 # --- EDPM compute config ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("notifications", [False, True])
+def test_the_compute_configs_names_are_known_before_it_is_rendered(notifications: bool) -> None:
+    settings = make_settings(**({"notificationsBus": {"cluster": "rabbitmq-notify"}} if notifications else {}))
+    creds = make_creds(settings, "rabbit://n" if notifications else None)
+    files = compute_config_files(settings, settings.nova.cell("cell1"), creds)
+    assert compute_config_names(settings) == set(files)
+    assert ("notification_rabbitmq_user_name" in files) is notifications
 
 
 def test_compute_config_per_cell(settings: Settings, creds: Credentials) -> None:

@@ -19,7 +19,8 @@ import yaml
 
 from components.render import AgentLayout, agent_layout, neutron_metadata_agent_files, neutron_metadata_extra_files
 from components.render.engine import render
-from components.settings import TOP_LEVEL_KEYS, Ovn, load
+from components.settings import TOP_LEVEL_KEYS, Ovn
+from components.stackconfig import load
 from tests.unit import KNOWN_HOSTS
 from tests.unit.quadlet import render_unit, role_vars
 from tests.unit.test_render import ini

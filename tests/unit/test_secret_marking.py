@@ -175,7 +175,8 @@ def _is_secret(output: pulumi.Output[Any]) -> pulumi.Output[bool]:
 def test_renderers_get_the_credentials_as_a_secret(mocks: RecordingMocks) -> pulumi.Output[Any]:
     from components.credentials import NovaCredentials
 
-    credentials = NovaCredentials("nova-credentials", settings())
+    s = settings()
+    credentials = NovaCredentials("nova-credentials", s.nova, s.namespace)
     outputs = [credentials.for_cell(cell) for cell in (None, "cell0", "cell1")]
     return pulumi.Output.all(*[_is_secret(o) for o in outputs]).apply(lambda v: assert_all(v))
 
@@ -213,9 +214,11 @@ def test_what_the_control_plane_hands_to_the_data_plane_is_secret(mocks: Recordi
 
 @pulumi.runtime.test
 def test_a_migration_key_the_stack_gives_stays_secret(mocks: RecordingMocks, tmp_path: Path) -> pulumi.Output[Any]:
-    from components.dataplane import NovaMigrationSSHKey
-    from components.settings import load
+    from components.k8s import Target
+    from components.migrationkey import NovaMigrationSSHKey
+    from components.stackconfig import load
 
     raw = {"dataplane": {"migrationSSHKey": {"privateKey": NEW_KEY[0], "publicKey": NEW_KEY[1]}}}
-    key = NovaMigrationSSHKey("nova-migration-ssh-key", load(raw, secret_keys=["dataplane"], catalog=None))
+    given = load(raw, secret_keys=["dataplane"], catalog=None).dataplane.migration_ssh_key
+    key = NovaMigrationSSHKey("nova-migration-ssh-key", Target("openstack"), given)
     return _is_secret(key.private_key).apply(lambda s: assert_all([s]))

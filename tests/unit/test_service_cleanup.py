@@ -13,7 +13,8 @@ import yaml
 
 from components.render import CLEANUP_SCRIPT, service_cleanup_files, service_cleanup_plan
 from components.render.engine import TEMPLATES
-from components.settings import Settings, load
+from components.settings import Settings
+from components.stackconfig import load
 
 PLAN_FILE = "nova-service-cleanup.json"
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from components import outputs as stack_outputs
-from components.settings import load
+from components.stackconfig import load
 from tests.unit import ROOT
 from tests.unit.test_settings import ALL_SECRET, good_config
 from tools.up.__main__ import NOTHING_TO_CHANGE, main

@@ -322,8 +322,8 @@ def measure_validation(ws: Workspace, nodes: int, runs: int) -> tuple[Point, Poi
 def settings_load_seconds(ws: Workspace, nodes: int, runs: int) -> tuple[float, float]:
     """Item 6 in process: median seconds of load() of the made-up stack's config, with nova's
     options checked and with syntax only (no CLI, so no noise from the engine)."""
-    from components.settings import load
     from components.settings.catalog import _read_cached
+    from components.stackconfig import load
 
     made_up = stack.bench_nodes(nodes)
     known_hosts = ws.workdir / "known_hosts-load"
