@@ -24,7 +24,6 @@ from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
 from components.ansible_runner.playbook import run_playbook
 from components.render import LIBVIRT_DAEMONS, AgentLayout, libvirt_config_files, neutron_metadata_agent_files
 from components.settings import Ovn
-from components.stackconfig import load
 from tests.integration.local_env import (
     ENV,
     ROOT,
