@@ -320,7 +320,10 @@ JSON
 # maintenance worker), and the network in the southbound one, through ovn-northd.
 neutron_api() {
   local nb=tcp:127.0.0.1:6641 sb=tcp:127.0.0.1:6642 body net port pid mysqld_pid
-  ovn-northd --ovnnb-db="$nb" --ovnsb-db="$sb" --unixctl=/run/ovn/ovn-northd.ctl --pidfile=/run/ovn/ovn-northd.pid \
+  printf '127.0.0.1\tovsdbserver-nb.selftest.svc.cluster.local\n' >>/etc/hosts
+  # by name, as the neighbour's (OVN's clients resolve with unbound)
+  ovn-northd --ovnnb-db=tcp:ovsdbserver-nb.selftest.svc.cluster.local:6641 \
+    --ovnsb-db=tcp:ovsdbserver-sb.selftest.svc.cluster.local:6642 --unixctl=/run/ovn/ovn-northd.ctl --pidfile=/run/ovn/ovn-northd.pid \
     --detach --no-chdir --log-file="$T/ovn-northd.log" -vconsole:off
   wait_for 10 sh -c 'ovn-appctl -t /run/ovn/ovn-northd.ctl status | grep -qx "Status: active"' \
     || fail "ovn-northd is not active: $(ovn-appctl -t /run/ovn/ovn-northd.ctl status 2>&1)"
@@ -332,7 +335,6 @@ neutron_api() {
   wait_for 30 mysqladmin ping || { tail -5 "$T/mysqld-neutron.log"; fail "mysqld did not start again"; }
   mysql -e "CREATE DATABASE neutron CHARACTER SET utf8; CREATE USER 'neutron'@'localhost' IDENTIFIED BY 'selftest';
             GRANT ALL PRIVILEGES ON neutron.* TO 'neutron'@'localhost';"
-  printf '127.0.0.1\tovsdbserver-nb.selftest.svc.cluster.local\n' >>/etc/hosts
   install -d -m 0755 /etc/neutron/plugins/ml2
   cat >/etc/neutron/neutron.conf <<'CONF'
 [DEFAULT]

@@ -58,6 +58,8 @@ OPENSTACKCLIENT = "openstackclient"
 OPENSTACKCLIENT_SECRET = "openstackclient-config"
 GLANCE_IMAGE = "glance-api"  # the image's name for glance's pods, as upstream's
 GLANCE_DIR = "/var/lib/glance"  # its file store (images/) and staging areas
+OVN_NORTHD = "ovn-northd"  # ovn-operator's OVNNorthd: its Deployment's and image's name
+NORTHD_CONTROL = "/run/ovn/ovn-northd.ctl"
 NEUTRON_IMAGE = "neutron-server"  # the image's name for neutron's pods, as upstream's
 NEUTRON_CONF = "/etc/neutron/neutron.conf"
 ML2_CONF = "/etc/neutron/plugins/ml2/ml2_conf.ini"  # where neutron's API looks for it (no --config-file)
@@ -227,6 +229,21 @@ def ovsdb_server(db: OvsdbServer, ctx: Context, config: Obj) -> list[Obj]:
     )
 
 
+def ovn_northd_config(ns: str) -> Obj:
+    command = (f"ovn-northd --ovnnb-db={ovn_connection(OVN_NB, ns)} --ovnsb-db={ovn_connection(OVN_SB, ns)} "
+               f"--unixctl={NORTHD_CONTROL} --no-chdir -vconsole:info -vfile:off")
+    return secret(f"{OVN_NORTHD}-config-data", ns, OVN_NORTHD, {"config.json": kolla_config(command)})
+
+
+def ovn_northd(ctx: Context, config: Obj) -> list[Obj]:
+    return render_objects(
+        "ovn-northd.yaml.j2", name=OVN_NORTHD, namespace=ctx.namespace, labels=labels(OVN_NORTHD, OVN_NORTHD),
+        selector=selector(OVN_NORTHD, OVN_NORTHD), image=image(OVN_NORTHD, ctx.image_tag),
+        control=NORTHD_CONTROL, run_dir=NORTHD_CONTROL.rpartition("/")[0],
+        config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
+    )
+
+
 # ---- keystone, placement, glance and neutron (httpd + mod_wsgi) ------------------------
 
 
@@ -367,7 +384,7 @@ def placement_config(n: Neighbours) -> Obj:
 
 def api_deployment(api: Api, ctx: Context, image_name: str, config: Obj, probe_path: str,
                    volumes: list[dict[str, Any]] | None = None) -> list[Obj]:
-    """The Deployment and Services of an API under httpd (placement, glance); `volumes`:
+    """The Deployment and Services of an API under httpd (placement, glance, neutron); `volumes`:
     {name, mountPath, hostPath} of host directories it keeps data in."""
     name = api.kind.name
     return render_objects(
@@ -496,28 +513,30 @@ def openstackclient(ctx: Context, clouds: Obj) -> list[Obj]:
 
 
 def stages(n: Neighbours, env: EnvSecrets, ctx: Context) -> list[Stage]:
-    """Secrets; backing services (OVN's databases among them); database accounts; keystone's
-    bootstrap, placement's, glance's and neutron's schemas; keystone; keystone's users and
-    catalog; placement, glance, neutron and the client pod; the test image."""
+    """Secrets; backing services (OVN's databases and ovn-northd among them); database
+    accounts; keystone's bootstrap, placement's, glance's and neutron's schemas; keystone;
+    keystone's users and catalog; placement, glance, neutron and the client pod; the test image."""
     env_obj = env_secret(n, env)
     db_configs = {i.name: mariadb_config(i, ctx.namespace) for i in n.databases}
     db_accounts = {i.name: mariadb_accounts(i, ctx.namespace) for i in n.databases}
     bus_configs = {c.name: rabbitmq_config(c, ctx.namespace) for c in n.buses}
     mc_config = memcached_config(ctx.namespace)
     ovn_configs = {db.service: ovsdb_config(db, ctx.namespace) for db in n.ovn}
+    northd_config = ovn_northd_config(ctx.namespace)
     ks_config, ks_keys, ks_setup = keystone_config(n), keystone_keys(ctx.namespace, env), keystone_setup(n)
     pl_config, gl_config, ne_config = placement_config(n), glance_config(n), neutron_config(n)
     clouds, image_spec = clouds_secret(n), test_image_secret(n)
     secrets = [env_obj, *db_configs.values(), *db_accounts.values(), *bus_configs.values(), mc_config,
-               *ovn_configs.values(), ks_config, ks_keys, ks_setup, pl_config, gl_config, ne_config, clouds,
+               *ovn_configs.values(), northd_config, ks_config, ks_keys, ks_setup, pl_config, gl_config, ne_config, clouds,
                image_spec]
     backing = [o for i in n.databases for o in mariadb(i, ctx, db_configs[i.name])]
     backing += [o for c in n.buses for o in rabbitmq(c, ctx, bus_configs[c.name])]
     backing += memcached(ctx, mc_config)
     backing += [o for db in n.ovn for o in ovsdb_server(db, ctx, ovn_configs[db.service])]
+    backing += ovn_northd(ctx, northd_config)
     return [
         Stage("secrets", tuple(secrets)),
-        Stage("mariadb, rabbitmq, memcached and OVN's databases", tuple(backing)),
+        Stage("mariadb, rabbitmq, memcached, OVN's databases and ovn-northd", tuple(backing)),
         Stage("databases and accounts",
               tuple(mariadb_accounts_job(i, ctx, db_accounts[i.name]) for i in n.databases)),
         Stage("keystone bootstrap, placement's, glance's and neutron's schemas", (
