@@ -527,8 +527,8 @@ def stages(n: Neighbours, env: EnvSecrets, ctx: Context) -> list[Stage]:
     pl_config, gl_config, ne_config = placement_config(n), glance_config(n), neutron_config(n)
     clouds, image_spec = clouds_secret(n), test_image_secret(n)
     secrets = [env_obj, *db_configs.values(), *db_accounts.values(), *bus_configs.values(), mc_config,
-               *ovn_configs.values(), northd_config, ks_config, ks_keys, ks_setup, pl_config, gl_config, ne_config, clouds,
-               image_spec]
+               *ovn_configs.values(), northd_config, ks_config, ks_keys, ks_setup, pl_config, gl_config, ne_config,
+               clouds, image_spec]
     backing = [o for i in n.databases for o in mariadb(i, ctx, db_configs[i.name])]
     backing += [o for c in n.buses for o in rabbitmq(c, ctx, bus_configs[c.name])]
     backing += memcached(ctx, mc_config)
