@@ -68,7 +68,7 @@ class OvsdbServer:
 
 # The northbound database holds what neutron wrote (networks, ports, ACLs), which must
 # survive a new pod as neutron's own database does; the southbound one holds only what
-# the nodes register again by themselves.
+# the nodes register again by themselves and what ovn-northd derives again.
 OVN_DATABASES = (
     OvsdbServer("ovsdbserver-nb", 6641, "OVN_Northbound", "ovnnb_db.db", "/usr/share/ovn/ovn-nb.ovsschema", True),
     OvsdbServer("ovsdbserver-sb", 6642, "OVN_Southbound", "ovnsb_db.db", "/usr/share/ovn/ovn-sb.ovsschema", False),
