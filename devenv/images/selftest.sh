@@ -115,6 +115,21 @@ api_databases() {
   pass "python3 -c 'import nova.wsgi.osapi_compute, nova.wsgi.metadata'"
 }
 
+# httpd.conf's main part, its errors to LOG.
+httpd_main() { # log
+  cat <<EOF
+ServerRoot "/etc/httpd"
+ServerName localhost
+PidFile run/httpd.pid
+User apache
+Group apache
+TypesConfig /etc/mime.types
+Include conf.modules.d/*.conf
+Include conf.d/*.conf
+ErrorLog $1
+EOF
+}
+
 # A vhost with one mod_wsgi daemon process running SCRIPT as USER.
 vhost() { # port name user script
   cat <<EOF
@@ -142,17 +157,7 @@ def application(environ, start_response):
     start_response("200 OK", [("Content-Type", "text/plain")])
     return [b"hello from uid %d\n" % os.getuid()]
 EOF
-  { cat <<'EOF'
-ServerRoot "/etc/httpd"
-ServerName localhost
-PidFile run/httpd.pid
-User apache
-Group apache
-TypesConfig /etc/mime.types
-Include conf.modules.d/*.conf
-Include conf.d/*.conf
-ErrorLog /tmp/selftest/httpd-error.log
-EOF
+  { httpd_main "$T/httpd-error.log"
     vhost 8080 hello nova "$T/hello.wsgi"
     vhost 8774 nova-api nova /usr/bin/nova-api-wsgi
     vhost 5000 keystone keystone /usr/bin/keystone-wsgi-public
@@ -367,16 +372,7 @@ CONF
   neutron-db-manage --config-file /etc/neutron/neutron.conf --config-file /etc/neutron/plugins/ml2/ml2_conf.ini \
     upgrade heads >"$T/neutron-db-manage.log" 2>&1 || { tail -20 "$T/neutron-db-manage.log"; fail "neutron-db-manage upgrade heads"; }
   pass "neutron-db-manage upgrade heads: $(mysql -N -e 'select version_num from neutron.alembic_version' | sort | tr '\n' ' ')"
-  { cat <<'EOF2'
-ServerRoot "/etc/httpd"
-ServerName localhost
-PidFile run/httpd.pid
-User apache
-Group apache
-TypesConfig /etc/mime.types
-Include conf.modules.d/*.conf
-ErrorLog /tmp/selftest/httpd-neutron.log
-EOF2
+  { httpd_main "$T/httpd-neutron.log"
     vhost 9696 neutron-api neutron "$T/neutron-api.wsgi"
   } >/etc/httpd/conf/httpd.conf
   printf 'from neutron.wsgi.api import application  # noqa: F401\n' >"$T/neutron-api.wsgi"

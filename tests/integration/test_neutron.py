@@ -5,7 +5,6 @@ Neutron about every server it shows, shows and lists servers."""
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ from typing import Any
 import pytest
 
 from devenv.neighbours.manifests import TEST_IMAGE
-from tests.integration.local_env import openstack, run
+from tests.integration.local_env import in_client, openstack, run
 from tests.integration.nova_compute import eventually
 
 NB_SOCKET = "unix:/run/ovn/ovnnb_db.sock"
@@ -24,12 +23,6 @@ SB_SOCKET = "unix:/run/ovn/ovnsb_db.sock"
 UNPLACEABLE = "m1.unplaceable"
 NO_SUCH_TRAIT = "trait:CUSTOM_OPENSTACK_NOVA_NO_SUCH_HOST"
 MICROVERSION = "2.37"  # --nic none
-
-
-def in_client(namespace: str, script: str) -> Any:
-    """A Python script in the openstackclient pod (admin of cloud `default`); what it prints, as JSON."""
-    proc = run("kubectl", "exec", "-n", namespace, "deploy/openstackclient", "--", "python3", "-c", script)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def nb(namespace: str, *args: str) -> str:

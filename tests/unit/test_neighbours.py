@@ -414,15 +414,21 @@ def test_glance_serves_its_file_store_from_its_volume_as_its_own_user(rendered):
         assert found[name] == (9292, {"app.kubernetes.io/name": "glance", "app.kubernetes.io/instance": "glance"})
 
 
-def test_glance_schema_is_synced_with_the_pods_own_config(rendered):
+@pytest.mark.parametrize(("api", "image", "command"), [
+    ("glance", "glance-api", ["glance-manage", "--config-file", "/var/lib/openstack/config/glance-api.conf",
+                              "db_sync"]),
+    # every branch's head, as neutron-operator's db sync
+    ("neutron", "neutron-server", ["neutron-db-manage", "--config-file", "/var/lib/openstack/config/neutron.conf",
+                                   "--config-file", "/var/lib/openstack/config/ml2_conf.ini", "upgrade", "heads"]),
+])
+def test_an_apis_schema_is_synced_with_the_pods_own_config(rendered, api, image, command):
     stages, _, _ = rendered
-    (sync,) = [o for o in stages[3].objects if o["metadata"]["name"].startswith("glance-db-sync-")]
+    (sync,) = [o for o in stages[3].objects if o["metadata"]["name"].startswith(f"{api}-db-sync-")]
     (container,) = sync["spec"]["template"]["spec"]["containers"]
-    assert container["command"] == ["glance-manage", "--config-file", "/var/lib/openstack/config/glance-api.conf",
-                                    "db_sync"]
-    assert container["image"] == "localhost/openstack-nova/glance-api:2026.2-1"
+    assert container["command"] == command
+    assert container["image"] == f"localhost/openstack-nova/{image}:2026.2-1"
     mounts = {v["name"]: v["secret"]["secretName"] for v in sync["spec"]["template"]["spec"]["volumes"]}
-    assert mounts == {"config-data": "glance-config-data"}
+    assert mounts == {"config-data": f"{api}-config-data"}
 
 
 def test_neutron_runs_ml2_ovn_at_the_environments_ovn_databases_without_a_message_bus(rendered):
@@ -456,18 +462,6 @@ def test_neutron_runs_ml2_ovn_at_the_environments_ovn_databases_without_a_messag
     found = services(stages)
     for name in ("neutron-internal", "neutron-public"):
         assert found[name] == (9696, {"app.kubernetes.io/name": "neutron", "app.kubernetes.io/instance": "neutron"})
-
-
-def test_neutron_schema_is_every_branchs_head_from_the_pods_own_config(rendered):
-    stages, _, _ = rendered
-    (sync,) = [o for o in stages[3].objects if o["metadata"]["name"].startswith("neutron-db-sync-")]
-    (container,) = sync["spec"]["template"]["spec"]["containers"]
-    assert container["command"] == [
-        "neutron-db-manage", "--config-file", "/var/lib/openstack/config/neutron.conf",
-        "--config-file", "/var/lib/openstack/config/ml2_conf.ini", "upgrade", "heads"]
-    assert container["image"] == "localhost/openstack-nova/neutron-server:2026.2-1"
-    mounts = {v["name"]: v["secret"]["secretName"] for v in sync["spec"]["template"]["spec"]["volumes"]}
-    assert mounts == {"config-data": "neutron-config-data"}
 
 
 def test_ovn_northd_joins_the_two_databases_by_their_whole_names_and_is_ready_when_active(rendered):
