@@ -71,9 +71,10 @@ def network(dev_neighbours: str) -> Iterator[dict[str, Any]]:
     name = f"test-neutron-{uuid.uuid4().hex[:6]}"
     made = openstack("network", "create", name, namespace=dev_neighbours)
     yield made
-    for port in openstack("port", "list", "--network", made["id"], namespace=dev_neighbours):
-        openstack("port", "delete", port["ID"], namespace=dev_neighbours, want_json=False)
-    openstack("network", "delete", made["id"], namespace=dev_neighbours, want_json=False)
+    if any(n["ID"] == made["id"] for n in openstack("network", "list", namespace=dev_neighbours)):
+        for port in openstack("port", "list", "--network", made["id"], namespace=dev_neighbours):
+            openstack("port", "delete", port["ID"], namespace=dev_neighbours, want_json=False)
+        openstack("network", "delete", made["id"], namespace=dev_neighbours, want_json=False)
 
 
 def test_a_network_and_port_made_through_neutron_reach_both_ovn_databases_and_leave_with_them(
