@@ -357,7 +357,7 @@ CONF
 [ml2]
 mechanism_drivers = ovn
 type_drivers = geneve,flat
-tenant_network_types = geneve
+project_network_types = geneve
 extension_drivers = port_security
 [ml2_type_geneve]
 vni_ranges = 1:65536

@@ -442,7 +442,7 @@ def test_neutron_runs_ml2_ovn_at_the_environments_ovn_databases_without_a_messag
     assert conf.count(f"username = neutron\npassword = {n.neutron.password}\n") == 2  # authtoken and [nova]
     assert "[nova]\nauth_url = http://keystone-internal.openstack.svc:5000\n" in conf
     assert "endpoint_type = internal" in conf
-    assert "mechanism_drivers = ovn\ntype_drivers = geneve,flat\ntenant_network_types = geneve\n" in ml2
+    assert "mechanism_drivers = ovn\ntype_drivers = geneve,flat\nproject_network_types = geneve\n" in ml2
     assert "ovn_nb_connection = tcp:ovsdbserver-nb.openstack.svc.cluster.local:6641\n" in ml2
     assert "ovn_sb_connection = tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642\n" in ml2
     kolla = json.loads(config["config.json"])
