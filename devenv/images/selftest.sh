@@ -328,7 +328,8 @@ neutron_api() {
   printf '127.0.0.1\tovsdbserver-nb.selftest.svc.cluster.local\n' >>/etc/hosts
   # by name, as the neighbour's (OVN's clients resolve with unbound)
   ovn-northd --ovnnb-db=tcp:ovsdbserver-nb.selftest.svc.cluster.local:6641 \
-    --ovnsb-db=tcp:ovsdbserver-sb.selftest.svc.cluster.local:6642 --unixctl=/run/ovn/ovn-northd.ctl --pidfile=/run/ovn/ovn-northd.pid \
+    --ovnsb-db=tcp:ovsdbserver-sb.selftest.svc.cluster.local:6642 \
+    --unixctl=/run/ovn/ovn-northd.ctl --pidfile=/run/ovn/ovn-northd.pid \
     --detach --no-chdir --log-file="$T/ovn-northd.log" -vconsole:off
   wait_for 10 sh -c 'ovn-appctl -t /run/ovn/ovn-northd.ctl status | grep -qx "Status: active"' \
     || fail "ovn-northd is not active: $(ovn-appctl -t /run/ovn/ovn-northd.ctl status 2>&1)"
