@@ -25,8 +25,8 @@ IMAGES_SRC=$here/images
 IMAGE_TAG=${IMAGE_TAG:-2026.2-1}
 # Every name the image is imported under (one image, many pods).
 IMAGE_NAMES=(nova-api nova-scheduler nova-conductor nova-novncproxy nova-compute
-  neutron-metadata-agent keystone placement glance-api mariadb rabbitmq memcached
-  ovn-nb-db-server ovn-sb-db-server openstackclient)
+  neutron-metadata-agent neutron-server keystone placement glance-api mariadb rabbitmq memcached
+  ovn-nb-db-server ovn-sb-db-server ovn-northd openstackclient)
 IMAGES_CACHE=$CACHE/images
 APT_CACHE=$IMAGES_CACHE/apt-archives
 PIP_CACHE=$IMAGES_CACHE/pip

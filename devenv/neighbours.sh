@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What nova needs around it in the local cluster, for one stack: MariaDB,
-# RabbitMQ, memcached, OVN's northbound and southbound databases, keystone,
-# placement, glance (with a test image) and an openstackclient pod, in the
-# stack's namespace (upstream, other operators provide them).
+# RabbitMQ, memcached, OVN's northbound and southbound databases with
+# ovn-northd, keystone, placement, glance (with a test image), neutron's API
+# and an openstackclient pod, in the stack's namespace (upstream, other
+# operators provide them).
 #   neighbours.sh STACK            deploy, or converge what is there, and wait until ready
 #   neighbours.sh STACK --delete   remove them, their data and their generated passwords
 set -euo pipefail

@@ -124,6 +124,12 @@ def openstack(*args: str, namespace: str = "openstack", want_json: bool = True) 
     return json.loads(proc.stdout or "null") if want_json else proc.stdout
 
 
+def in_client(namespace: str, script: str) -> Any:
+    """A Python script in the openstackclient pod (admin of cloud `default`); what it prints, as JSON."""
+    proc = run("kubectl", "exec", "-n", namespace, "deploy/openstackclient", "--", "python3", "-c", script)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def nova_manage(*args: str, namespace: str = "openstack") -> str:
     """nova-manage in the superconductor, with the config the pod runs with."""
     return run("kubectl", "exec", "-n", namespace, "nova-cell0-conductor-0", "--",
