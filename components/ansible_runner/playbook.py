@@ -197,7 +197,7 @@ def _stopped_by_a_change_it_only_checked(check: bool, result: Mapping[str, Any] 
     """A check run that failed on a task after tasks it would have changed (e.g. files owned by a
     user it would create): check mode cannot go past a change it does not make, so the node is
     drifted (changed > 0), not broken; an unreachable node or a run stopped otherwise still fails."""
-    stop = ((result or {}).get("run") or {}).get("failure")
+    stop = ((result or {}).get("run") or {}).get("failure") or {}
     return (check and changed > 0 and (result or {}).get("outcome") == "done" and bool(stop)
             and not stop.get("unreachable"))
 
