@@ -178,17 +178,28 @@ def run_playbook(props: Mapping[str, Any], playbook_key: str = "playbook", check
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     output, result = runguard.split_result(output)
-    error = failure(props, props[playbook_key], limits, output, result, status)
-    if error is not None:
-        raise error
-    recap = ((result or {}).get("run") or {}).get("stats") or {}
+    run = (result or {}).get("run") or {}
+    recap = run.get("stats") or {}
     changed, ok = int(recap.get("changed", 0)), int(recap.get("ok", 0))
+    if not _stopped_by_a_change_it_only_checked(check, result, changed):
+        error = failure(props, props[playbook_key], limits, output, result, status)
+        if error is not None:
+            raise error
     return {
         "last_run": f"{props[playbook_key]} on {host['name']}: ok={ok} changed={changed}",
         "changed": changed,
         "deployed_hash": config_hash(all_files),
         "in_sync": True,
     }
+
+
+def _stopped_by_a_change_it_only_checked(check: bool, result: Mapping[str, Any] | None, changed: int) -> bool:
+    """A check run that failed on a task after tasks it would have changed (e.g. files owned by a
+    user it would create): check mode cannot go past a change it does not make, so the node is
+    drifted (changed > 0), not broken; an unreachable node or a run stopped otherwise still fails."""
+    stop = ((result or {}).get("run") or {}).get("failure") or {}
+    return (check and changed > 0 and (result or {}).get("outcome") == "done" and bool(stop)
+            and not stop.get("unreachable"))
 
 
 def _forgotten_nodes() -> set[str]:

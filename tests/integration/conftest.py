@@ -56,9 +56,10 @@ def forget_other_computes(namespace: str, nodes: tuple[str, ...] = ("edpm-comput
                           namespace=namespace, want_json=False)
 
 
-@pytest.fixture()
-def live_migration_stack(dev_stack: str) -> Iterator[str]:
-    """The CI example stack on the same nodes; afterwards dev is refreshed (drift found) and applied again."""
+@pytest.fixture(scope="module")
+def ci_stack(dev_stack: str) -> Iterator[str]:
+    """The CI example stack on the same nodes, once for the module that uses it; afterwards dev is
+    refreshed (drift found) and applied again."""
     pulumi("stack", "select", "--create", "ci-live-migration")
     run(str(ROOT / "devenv" / "neighbours.sh"), "ci-live-migration")
     forget_other_computes("openstack-lm")

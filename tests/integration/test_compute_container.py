@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.integration.local_env import ROOT, node, up
 from tests.integration.nova_compute import compute_process, eventually, in_compute
 from tests.integration.stacks import Stack
@@ -46,6 +48,7 @@ def _owners(name: str, *paths: str) -> dict[str, str]:
     return dict(line.split() for line in out.splitlines())
 
 
+@pytest.mark.long
 def test_the_ownership_step_moves_old_ids_and_leaves_compute_id(dev_copy: Stack) -> None:
     state = "/var/lib/nova"
     # nova's ids before an "upgrade": the marker and a disk carry them, as does compute_id

@@ -6,6 +6,7 @@ node's CPUs and memory to Placement, restarted only where its config changed."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from tests.integration.local_env import ROOT, node, nova_manage, openstack, up
@@ -124,6 +125,7 @@ def test_a_config_change_restarts_nova_compute_on_that_node_only(dev_copy: Stack
     assert eventually(lambda: option_dump("edpm-compute-0", "report_interval"), bool) == ["9"]
 
 
+@pytest.mark.long
 def test_removing_a_node_stops_nova_compute_and_deletes_its_records(dev_copy: Stack) -> None:
     assert "edpm-compute-1" in compute_services() and mapped_hosts()["edpm-compute-1"] == "cell2"
     config = yaml.safe_load(dev_copy.file.read_text())

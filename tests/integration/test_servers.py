@@ -16,7 +16,7 @@ import pytest
 from tests.integration.local_env import node, openstack
 from tests.integration.nova_compute import eventually
 from tests.integration.stacks import Stack
-from tools.server_cpu import ServerCpu, show
+from tools.server_cpu import show
 
 NODES = ("edpm-compute-0", "edpm-compute-1")
 CELL_OF = {"edpm-compute-0": "cell1", "edpm-compute-1": "cell2"}
@@ -56,14 +56,6 @@ def allocations(server_id: str, namespace: str = "openstack") -> Any:
     return openstack("resource", "provider", "allocation", "show", server_id, namespace=namespace)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _neutron_in_the_catalog() -> None:
-    """nova's API asks Neutron for every server it shows (its ports' security groups): without
-    a network service in the catalog it answers 500, and no server can be booted or shown."""
-    if not any(s["Type"] == "network" for s in openstack("service", "list")):
-        pytest.skip("the environment's Keystone lists no network service (Neutron's API): nova cannot show servers")
-
-
 @pytest.fixture()
 def servers() -> Iterator[list[tuple[dict[str, Any], str]]]:
     """Servers a test boots (with their namespace), deleted afterwards."""
@@ -101,6 +93,7 @@ def test_deleting_servers_leaves_no_domain_and_no_allocation(dev_stack: str) -> 
     assert not allocations(server["id"])
 
 
+@pytest.mark.long
 def test_a_cpu_model_change_of_one_node_reaches_its_new_servers(dev_copy: Stack, servers: list[Any]) -> None:
     dev_copy.cli("config", "set", "--path", NODE0_CONFIG, "[libvirt]\ncpu_mode = custom\ncpu_models = Nehalem\n")
     dev_copy.cli("up", "--yes", "--skip-preview")
@@ -118,34 +111,3 @@ def _try_boot(host: str) -> dict[str, Any] | None:
     except AssertionError:
         return None
 
-
-# --- the CI job's stack: both computes in cell1, with its snippet ------------------------------
-
-
-def _migrate(server: dict[str, Any], to: str, namespace: str) -> ServerCpu:
-    openstack("--os-compute-api-version", MICROVERSION, "server", "migrate", "--live-migration", "--host", to,
-              "--wait", server["id"], namespace=namespace, want_json=False)
-    shown = openstack("server", "show", server["id"], namespace=namespace)
-    assert (shown["status"], shown["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", to), shown
-    return show(server["id"], namespace)
-
-
-def test_live_migration_both_ways_with_the_ci_jobs_cpu_model(live_migration_stack: str,
-                                                             servers: list[Any]) -> None:
-    namespace = "openstack-lm"
-    server = boot(NODES[0], namespace)
-    servers.append((server, namespace))
-    cpu = show(server["id"], namespace)
-    # the journey's end: the CI job's snippet, as the hypervisor runs the guest
-    assert (cpu.host, cpu.mode, cpu.model) == (NODES[0], "custom", "Nehalem"), cpu
-    since = node(NODES[1], "date +%s").stdout.strip()
-    there = _migrate(server, NODES[1], namespace)
-    assert (there.host, there.state) == (NODES[1], "running"), there
-    assert there.domain not in _domains(NODES[0])
-    assert (there.mode, there.model) == ("custom", "Nehalem"), there
-    # qemu+ssh, as the program configures it: the source's nova logged in to the destination as nova
-    log = node(NODES[1], f"journalctl --no-pager -o cat -u ssh.service --since @{since}").stdout
-    assert "Accepted publickey for nova from 192.168.122.100" in log, log[-2000:]
-    back = _migrate(server, NODES[0], namespace)
-    assert (back.host, back.state) == (NODES[0], "running"), back
-    assert back.domain not in _domains(NODES[1])

@@ -474,6 +474,22 @@ def test_a_real_run_reports_its_recap_and_its_progress(local_runs: Path) -> None
     assert re.search(r"edpm-compute-1 sample: done in \d+\.\ds: ok=3 changed=1\n$", progress), progress
 
 
+def test_a_check_stopped_after_a_change_it_would_make_finds_drift_and_a_failure_elsewhere_still_fails(
+        local_runs: Path) -> None:
+    """Check mode cannot go past a change it does not make (here a config it would lay out; on a node,
+    files owned by a user it would create): such a node is drifted, not broken."""
+    broken = local_props(local_runs, sample_broken=["b"])
+    assert run_playbook(broken, check=True)["changed"] == 1
+    assert not (local_runs / "sample.conf").exists()
+    # a run that applies stops there as before
+    with pytest.raises(PlaybookError, match=r"task 'edpm_sample : Check each part'.*\n  item b: part b is broken"):
+        run_playbook(broken)
+    # nothing left to change before the failure: the failure is the node's, and a refresh says so
+    assert (local_runs / "sample.conf").exists()
+    with pytest.raises(PlaybookError, match="part b is broken"):
+        run_playbook(broken, check=True)
+
+
 def test_a_real_run_that_fails_in_a_no_log_task_says_where_and_nothing_of_its_output(local_runs: Path) -> None:
     secret = "s3cr3t-db-password"
     with pytest.raises(PlaybookError) as err:
