@@ -4,7 +4,7 @@ import pulumi
 
 from components import k8s as kube
 from components import outputs
-from components.controlplane import NovaControlPlane
+from components.controlplane import NovaControlPlane, control_plane_spec
 from components.dataplane import EdpmDataPlane, control_plane_files
 from components.registrations import start_before_waiting
 from components.settings import SettingsError
@@ -17,7 +17,8 @@ except SettingsError as err:
     raise pulumi.RunError(f"invalid stack config:\n{err}") from None
 
 provider = kube.provider("kubernetes", settings.kubernetes)
-control_plane = NovaControlPlane("nova", settings, opts=pulumi.ResourceOptions(providers=[provider]))
+control_plane = NovaControlPlane("nova", control_plane_spec(settings),
+                                 opts=pulumi.ResourceOptions(providers=[provider]))
 data_plane = EdpmDataPlane(settings, control_plane_files(control_plane), provider=provider,
                            namespace=control_plane.namespace, cells=control_plane.cells)
 

@@ -20,7 +20,7 @@ def endpoints(settings: Settings) -> dict[str, object]:
                if not cell.is_cell0 and (url := novncproxy_base_url(settings, cell)) is not None}
     return {
         "keystone": settings.nova.keystone.public_url,
-        "compute": compute_endpoints(settings)["public"],
+        "compute": compute_endpoints(settings.namespace)["public"],
         "novncproxy": proxies,
     }
 

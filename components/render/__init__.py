@@ -39,6 +39,7 @@ from .nova_conf import (
     service_config_files,
     service_template,
 )
+from .scope import NovaScope
 from .service_cleanup import CLEANUP_SCRIPT, service_cleanup_files, service_cleanup_plan
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "CephSecret",
     "CephSecretError",
     "Credentials",
+    "NovaScope",
     "NovaService",
     "Runtime",
     "agent_layout",

@@ -70,9 +70,9 @@ def mocks() -> Iterator[RecordingMocks]:
 
 
 def build(mocks: RecordingMocks, s: Settings) -> pulumi.Output[Any]:
-    from components.controlplane import NovaControlPlane
+    from components.controlplane import NovaControlPlane, control_plane_spec
 
-    plane = NovaControlPlane("nova", s)
+    plane = NovaControlPlane("nova", control_plane_spec(s))
     # Checks run once every object of the control plane is registered.
     urns = [r.urn for r in plane.all_resources()]
     return pulumi.Output.all(plane.registered_cells_hash, *urns).apply(lambda v: v[0])
@@ -266,7 +266,7 @@ def test_stale_service_cleanup_runs_after_every_rollout(
     mocks: RecordingMocks, monkeypatch: pytest.MonkeyPatch
 ) -> pulumi.Output[Any]:
     import components.cleanup
-    from components.controlplane import NovaControlPlane
+    from components.controlplane import NovaControlPlane, control_plane_spec
 
     waits: list[Any] = []
     real_job = components.cleanup.config_job
@@ -277,7 +277,8 @@ def test_stale_service_cleanup_runs_after_every_rollout(
 
     monkeypatch.setattr(components.cleanup, "config_job", recording_job)
     cells = {"cell0": {}, "cell1": {"conductorServiceTemplate": {"replicas": 2}}, "cell2": {}}
-    plane = NovaControlPlane("nova", settings(cellTemplates=cells, schedulerServiceTemplate={"replicas": 3}))
+    s = settings(cellTemplates=cells, schedulerServiceTemplate={"replicas": 3})
+    plane = NovaControlPlane("nova", control_plane_spec(s))
     # after every scheduler and conductor rollout, the API's rollout, its Services and its catalog entry
     assert set(waits) == {
         plane.scheduler.statefulset, *(c.conductor.statefulset for c in plane.cells.values()),

@@ -687,14 +687,14 @@ def test_extra_files_layer_node_set_then_node() -> None:
 def test_keystone_registration_files(settings: Settings) -> None:
     from components.render import compute_endpoints, keystone_registration_files
 
-    files = keystone_registration_files(settings, "s3cr\"et")
+    files = keystone_registration_files(settings.nova.keystone, settings.namespace, "s3cr\"et")
     want = json.loads(files["keystone-registration.json"])
     assert want == {
         "name": "nova", "type": "compute", "description": "Nova Compute Service", "region": "regionOne",
         "endpoints": {"public": "http://nova-public.openstack.svc:8774/v2.1",
                       "internal": "http://nova-internal.openstack.svc:8774/v2.1"},
     }
-    assert compute_endpoints(settings) == want["endpoints"]
+    assert compute_endpoints(settings.namespace) == want["endpoints"]
     clouds = yaml.safe_load(files["clouds.yaml"])["clouds"]["nova"]
     assert clouds["auth"] == {
         "auth_url": "http://keystone-internal.openstack.svc:5000", "username": "nova", "password": 's3cr"et',

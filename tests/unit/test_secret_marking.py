@@ -198,14 +198,15 @@ def assert_all(values: list[bool]) -> None:
 def test_what_the_control_plane_hands_to_the_data_plane_is_secret(mocks: RecordingMocks,
                                                                  metadata: str) -> pulumi.Output[Any]:
     """The computes' nova.conf, the metadata agents' shared secret (ControlPlaneFiles: all secret)."""
-    from components.controlplane import NovaControlPlane
+    from components.controlplane import NovaControlPlane, control_plane_spec
 
     if metadata == "top-level":
-        plane = NovaControlPlane("nova", settings())
+        plane = NovaControlPlane("nova", control_plane_spec(settings()))
         handed = [plane.metadata_neutron_config]
     else:
         cells = {"cell0": {}, **{c: {"metadataServiceTemplate": {"enabled": True}} for c in ("cell1", "cell2")}}
-        plane = NovaControlPlane("nova", settings(metadataServiceTemplate={"enabled": False}, cellTemplates=cells))
+        plane = NovaControlPlane("nova", control_plane_spec(
+            settings(metadataServiceTemplate={"enabled": False}, cellTemplates=cells)))
         handed = [plane.cells[c].metadata_neutron_config for c in ("cell1", "cell2")]
     handed += [plane.cells[c].compute_config for c in ("cell1", "cell2")]
     assert None not in handed
