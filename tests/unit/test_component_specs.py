@@ -85,9 +85,11 @@ def test_a_cell_is_built_from_its_spec_alone(mocks: RecordingMocks) -> pulumi.Ou
                     credentials=_credentials(), superconductor_config="nova-cell0-conductor", skip_await=True)
     cell = NovaCell("cell1", spec)
     discover = cell.discover_hosts(["compute-0"], depends_on=[])
-    urns = [r.urn for r in (cell.db_sync, cell.cell_mapping, cell.db_purge, discover, *cell.secrets,
-                            cell.conductor.statefulset, cell.conductor.config_secret)]
     assert cell.metadata is None and cell.metadata_neutron_config is None and cell.novncproxy is not None
+    workloads = [(w.config_secret, w.statefulset, *w.services) for w in (cell.conductor, cell.novncproxy)]
+    # the checks run once every object is registered
+    urns = [r.urn for r in (cell.db_sync, cell.cell_mapping, cell.db_purge, discover, *cell.secrets,
+                            *(r for w in workloads for r in w))]
     assert cell.compute_config is not None
     compute_config = cell.compute_config
 
