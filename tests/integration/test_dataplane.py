@@ -132,8 +132,8 @@ def test_the_metadata_agent_is_laid_out_as_upstream(dev_stack: str) -> None:
         assert stat(name, "/var/lib/neutron/*", owner="%u") == {
             "external": f"755 {neutron}", "kill_scripts": f"755 {neutron}", "ovn-metadata-proxy": f"755 {neutron}",
             "ovn_metadata_haproxy_wrapper": f"755 {neutron}", "metadata_proxy": "755 0"}, name
-        assert stat(name, "/var/lib/neutron/kill_scripts/* /var/lib/neutron/external/pids") == {
-            "haproxy-kill": "755 root", "pids": "755 root"}, name
+        assert stat(name, "/var/lib/neutron/kill_scripts/* /var/lib/neutron/external/pids", owner="%u") == {
+            "haproxy-kill": f"755 {neutron}", "pids": f"755 {neutron}"}, name
         for script, path in (("ovn_metadata_haproxy_wrapper", "/var/lib/neutron/ovn_metadata_haproxy_wrapper"),
                              ("haproxy-kill", "/var/lib/neutron/kill_scripts/haproxy-kill")):
             assert node(name, f"cat {path}").stdout == rendered[script], (name, script)
