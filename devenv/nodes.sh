@@ -234,10 +234,6 @@ boot_node() { # index rootfs store
     procs+=("$m/$CGROUP/$n/cgroup.procs")
   done
   : >"$d/console.log"
-  # Capabilities beyond nspawn's defaults that a host's root has and the node's daemons use:
-  # CAP_NET_ADMIN and CAP_IPC_LOCK (podman's per-container networks, Open vSwitch) and
-  # CAP_SYS_RESOURCE (libvirt raises each QEMU process's limits to qemu.conf's max_processes and
-  # max_files, above the inherited hard limit; without it no guest starts).
   # shellcheck disable=SC2016  # $$ and $@ are for the inner sh
   SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 setsid nohup sh -c '
     pidfile=$1; shift
@@ -246,7 +242,7 @@ boot_node() { # index rootfs store
     systemd-nspawn --boot "--directory=$r" "$(nspawn_mark "$1")" "--hostname=$n" \
       --private-users=no --resolv-conf=off --timezone=off --link-journal=no --console=read-only \
       "--network-namespace-path=/run/netns/$n" --keep-unit --register=no \
-      "--system-call-filter=@keyring bpf" --capability=CAP_NET_ADMIN,CAP_IPC_LOCK,CAP_SYS_RESOURCE \
+      "--system-call-filter=@keyring bpf" --capability=CAP_NET_ADMIN,CAP_IPC_LOCK \
       "--bind=$d/containers:/var/lib/containers" "--bind-ro=$3:/var/lib/shared-images" \
       "--bind=$d/nova-state:/var/lib/nova" \
       --bind=/dev/net/tun \

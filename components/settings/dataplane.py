@@ -204,6 +204,7 @@ def _node_set(ctx: Context, path: Path, name: str, given: schema.NodeSet, known:
                                                catalog),
         services_listed=given.services is not None,
         tls_enabled=given.tls_enabled,
+        qemu_max_processes=given.qemu_max_processes,
     )
 
 
