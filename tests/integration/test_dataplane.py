@@ -76,8 +76,8 @@ def test_node_files_have_their_modes_and_owners(dev_stack: str) -> None:
 
 
 def test_libvirt_config_is_laid_out_for_its_daemons(dev_stack: str) -> None:
-    # the dev stack keeps libvirt's TLS off and QEMU's inherited process limit (qemuMaxProcesses: 0)
-    rendered = libvirt_config_files(tls=False, qemu_max_processes=0)
+    # the dev stack keeps libvirt's TLS off and QEMU's inherited limits (qemuMaxProcesses, qemuMaxFiles: 0)
+    rendered = libvirt_config_files(tls=False, qemu_max_processes=0, qemu_max_files=0)
     for name in NODES:
         # the program's files among those libvirt's packages put in /etc/libvirt
         ours = " ".join(f"/etc/libvirt/{d}.conf" for d in (*LIBVIRT_DAEMONS, "qemu", "auth"))

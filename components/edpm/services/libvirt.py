@@ -62,8 +62,9 @@ def _files(context: NodeSetContext, certs: pulumi.Output[dict[str, str]]) -> tup
     def public_files(values: list[Any]) -> dict[str, str]:
         node_certs, (ceph_definitions, _) = values
         shown = {k: v for k, v in node_certs.items() if k in _PUBLIC_TLS}
-        return {**libvirt_config_files(tls=tls, qemu_max_processes=context.node_set.qemu_max_processes), **shown,
-                **ceph_definitions}
+        limits = {"qemu_max_processes": context.node_set.qemu_max_processes,
+                  "qemu_max_files": context.node_set.qemu_max_files}
+        return {**libvirt_config_files(tls=tls, **limits), **shown, **ceph_definitions}
 
     files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
         pulumi.Output.all(context.stack.libvirt.password, certs, ceph).apply(secret_files))
