@@ -128,7 +128,7 @@ def test_the_metadata_agent_is_laid_out_as_upstream(dev_stack: str) -> None:
         assert node(name, f"cat {kolla}").stdout == rendered["ovn_metadata_agent.json"], name
         # kolla gives /var/lib/neutron to the image's neutron user at each start (the host has no such
         # user); the agent's own proxy socket is there once it runs
-        neutron = node(name, f"podman run --rm --entrypoint id {image} -u neutron").stdout.strip()
+        neutron = node(name, f"podman run --rm --network none --entrypoint id {image} -u neutron").stdout.strip()
         assert neutron.isdigit() and neutron != "0", (name, neutron)
         assert stat(name, "/var/lib/neutron/*", owner="%u") == {
             "external": f"755 {neutron}", "kill_scripts": f"755 {neutron}", "ovn-metadata-proxy": f"755 {neutron}",
