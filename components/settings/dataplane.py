@@ -205,6 +205,8 @@ def _node_set(ctx: Context, path: Path, name: str, given: schema.NodeSet, known:
                                                catalog),
         services_listed=given.services is not None,
         tls_enabled=given.tls_enabled,
+        qemu_max_processes=given.qemu_max_processes,
+        qemu_max_files=given.qemu_max_files,
     )
 
 

@@ -21,6 +21,9 @@ CELL0 = "cell0"
 # service, is in components/edpm/services/.
 NEUTRON_METADATA = "neutron-metadata"
 LIBVIRT = "libvirt"
+# upstream's qemu.conf max_processes (and TripleO's QemuMaxProcesses default)
+QEMU_MAX_PROCESSES = 131072
+QEMU_MAX_FILES = 32768
 NOVA = "nova"
 
 
@@ -232,6 +235,9 @@ class NodeSet:
     # libvirt's TLS (upstream's tlsEnabled): certificates of the stack's libvirt CA, the
     # TLS listener with SASL, nova migrating over qemu+tls
     tls_enabled: bool = False
+    # qemu.conf's max_processes and max_files (0: libvirt leaves QEMU's inherited limit)
+    qemu_max_processes: int = QEMU_MAX_PROCESSES
+    qemu_max_files: int = QEMU_MAX_FILES
 
     def mounted_for(self, service: str) -> tuple[MountedFiles, ...]:
         return tuple(m for m in self.mounted_files if m.service == service)

@@ -352,9 +352,9 @@ PLAYBOOK_RUN = "pulumi-python:dynamic/ansible:PlaybookRun"
 def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
                    n1_vars: dict[str, Any] | None = None, libvirt: dict[str, Any] | None = None,
                    images: dict[str, str] | None = None) -> list[Any]:
-    """Node sets `fast` (n0, its own time limits, with TLS) and `default` (n1, `n1_vars` its ansibleVars),
-    both in cell1; `configs`: customServiceConfig per node; `libvirt`: dataplane.libvirt; `images`: the
-    stack's images."""
+    """Node sets `fast` (n0, its own time limits, with TLS, QEMU's limits 4096 processes and 1024 files)
+    and `default` (n1, `n1_vars` its ansibleVars), both in cell1; `configs`: customServiceConfig per node;
+    `libvirt`: dataplane.libvirt; `images`: the stack's images."""
     from components.edpm.context import ControlPlaneFiles
 
     key = tmp_path / "id"
@@ -370,7 +370,7 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
         **({"libvirt": libvirt} if libvirt else {}),
         "nodeSets": {
             "fast": {**node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300, "lock": 0}, {}),
-                     "tlsEnabled": True},
+                     "tlsEnabled": True, "qemuMaxProcesses": 4096, "qemuMaxFiles": 1024},
             "default": node_set("n1", "192.0.2.11", {}, n1_vars or {})}}}
     for node_set_config in raw["dataplane"]["nodeSets"].values():
         for name, node in node_set_config["nodes"].items():
@@ -660,7 +660,9 @@ def test_libvirt_gets_the_stacks_password_and_with_tls_its_nodes_certificate(
         assert sorted(plain["public_files"]) == LIBVIRT_PUBLIC
         assert tls["public_files"]["tls.crt"] == "cert-of-libvirt-certificate-n0\n"
         assert tls["public_files"]["ca.crt"] == "cert-of-libvirt-ca\n"
-        assert {k: v for k, v in tls["public_files"].items() if k in LIBVIRT_PUBLIC} == libvirt_config_files(tls=True)
+        # each node set's own qemu.conf process limit
+        assert {k: v for k, v in tls["public_files"].items() if k in LIBVIRT_PUBLIC} == libvirt_config_files(
+            tls=True, qemu_max_processes=4096, qemu_max_files=1024)
         assert plain["public_files"] == libvirt_config_files(tls=False)
         assert SECRET_SIG in tls["files"] and SECRET_SIG in plain["files"]
         secret = revealed(tls["files"])

@@ -6,11 +6,13 @@ units stops the run with the reason."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pytest
 import yaml
 
@@ -120,3 +122,28 @@ def test_a_stopped_service_leaves_no_failed_state_behind() -> None:
         reset["name"])
     assert reset["ansible.builtin.command"]["argv"] == ["systemctl", "reset-failed", "{{ item.item }}.service"]
     assert reset["loop"] == "{{ edpm_container_quadlet_unit_files.results | selectattr('stat.exists') }}"
+
+
+def test_the_mounted_directories_under_run_are_made_again_at_every_boot() -> None:
+    """/run is a tmpfs: the agent's /run/netns is gone after a reboot, and its unit would not start
+    (a refresh found the node drifted after every restart); systemd-tmpfiles makes it at boot."""
+    start = yaml.safe_load((ROLES / "edpm_container_quadlet" / "tasks" / "start.yml").read_text())
+    task = next(t for t in start if t["name"] == "Have the mounted directories under /run made again at every boot")
+    names = [t["name"] for t in start]
+    assert names.index(task["name"]) < names.index("Write the Quadlet units")
+    env = jinja2.Environment(trim_blocks=True, undefined=jinja2.StrictUndefined)
+    env.tests["match"] = lambda value, pattern: re.match(pattern, value) is not None
+    agent = yaml.safe_load((ROLES / "edpm_neutron_metadata" / "vars" / "main.yml").read_text())
+    facts = {"edpm_container_quadlet_units": {"edpm_ovn_metadata_agent_init": "", "edpm_ovn_metadata_agent": ""},
+             "edpm_container_quadlet_volumes": [
+                 {**v, "host": v["host"].replace("{{ edpm_neutron_metadata_agent_lib_dir }}", "/var/lib/neutron")}
+                 for v in agent["edpm_neutron_metadata_quadlet_volumes"]],
+             "edpm_container_quadlet_directories": [], "edpm_container_quadlet_tmpfiles_dir": "/etc/tmpfiles.d"}
+    copy = task["ansible.builtin.copy"]
+    assert env.from_string(copy["dest"]).render(facts) == "/etc/tmpfiles.d/edpm_ovn_metadata_agent.conf"
+    assert env.from_string(copy["content"]).render(facts) == "d /run/netns 0755 root root -\n"
+    assert env.from_string("{{ " + task["when"] + " }}").render(facts) == "True"
+    # nova's units mount nothing under /run that the role makes: no file
+    nova = {**facts, "edpm_container_quadlet_volumes": [{"host": "/var/lib/nova", "create": "directory"},
+                                                        {"host": "/run/libvirt", "create": ""}]}
+    assert env.from_string("{{ " + task["when"] + " }}").render(nova) == "False"

@@ -298,3 +298,8 @@ def test_the_daemons_run_from_host_packages_with_the_monolithic_libvirtd_masked(
     assert mask["ansible.builtin.systemd_service"]["masked"] is True
     assert mask["loop"] == ["libvirtd.service", "libvirtd.socket", "libvirtd-ro.socket", "libvirtd-admin.socket"]
     assert tasks["Enable the daemons"]["loop"] == "{{ edpm_libvirt_services }}"
+    # enabled for boot, but not wanted running: an idle daemon exits (--timeout 120) and its socket
+    # starts it again, so a refresh of an idle node finds no drift
+    assert tasks["Enable the daemons"]["ansible.builtin.systemd_service"] == {
+        "name": "{{ item }}.service", "enabled": True}
+    assert tasks["Enable the daemons' sockets"]["ansible.builtin.systemd_service"]["state"] == "started"

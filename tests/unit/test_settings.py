@@ -698,6 +698,19 @@ def test_tls_is_a_node_sets_and_covers_its_libvirt_nodes() -> None:
         P + "dataplane.nodeSets.edpm-a.tlsEnabled": "expected a boolean (true/false), got a string"}
 
 
+def test_a_node_sets_qemu_process_limit_is_upstreams_unless_given() -> None:
+    settings = load(good_config(), secret_keys=ALL_SECRET, catalog=None)
+    assert {(s.qemu_max_processes, s.qemu_max_files) for s in settings.dataplane.node_sets} == {(131072, 32768)}
+    given = load(with_change("dataplane.nodeSets.edpm-a.qemuMaxProcesses", 0), secret_keys=ALL_SECRET, catalog=None)
+    assert {s.name: s.qemu_max_processes for s in given.dataplane.node_sets}["edpm-a"] == 0
+    given = load(with_change("dataplane.nodeSets.edpm-a.qemuMaxFiles", 0), secret_keys=ALL_SECRET, catalog=None)
+    assert {s.name: s.qemu_max_files for s in given.dataplane.node_sets}["edpm-a"] == 0
+    assert list(problems_of(with_change("dataplane.nodeSets.edpm-a.qemuMaxFiles", -1))) == [
+        P + "dataplane.nodeSets.edpm-a.qemuMaxFiles"]
+    problems = problems_of(with_change("dataplane.nodeSets.edpm-a.qemuMaxProcesses", -1))
+    assert list(problems) == [P + "dataplane.nodeSets.edpm-a.qemuMaxProcesses"], problems
+
+
 def test_tls_with_nova_needs_the_libvirt_service() -> None:
     # edpm-b runs nova without libvirt: nova would migrate to a TLS listener nobody set up
     assert problems_of(with_change("dataplane.nodeSets.edpm-b.tlsEnabled", True)) == {

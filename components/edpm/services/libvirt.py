@@ -53,11 +53,13 @@ def _secret_files(tls: bool, password: str, node_certs: dict[str, str], ceph: An
     return {**libvirt_secret_files(password, tls=tls), **keys, **ceph[1]}
 
 
-def _public_files(tls: bool, node_certs: dict[str, str], ceph: Any) -> dict[str, str]:
+def _public_files(tls: bool, qemu_max_processes: int, qemu_max_files: int, node_certs: dict[str, str],
+                  ceph: Any) -> dict[str, str]:
     """Shown in preview: the config, the certificates (not their keys) and the Ceph secrets'
     definitions (a cluster's fsid, also nova's rbd_secret_uuid); never a key."""
     shown = {k: v for k, v in node_certs.items() if k in _PUBLIC_TLS}
-    return {**libvirt_config_files(tls=tls), **shown, **ceph[0]}
+    config = libvirt_config_files(tls=tls, qemu_max_processes=qemu_max_processes, qemu_max_files=qemu_max_files)
+    return {**config, **shown, **ceph[0]}
 
 
 def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
@@ -73,7 +75,8 @@ def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
         where = f"openstack-nova:extraMounts: the Ceph client files of node set {node_set.name}"
         ceph = derive(_ceph_files, where, *context.mounted.of(ceph_client.NAME))
     return RunInputs(files=derive(_secret_files, tls, stack.password, certs, ceph, secret=True),
-                     public_files=derive(_public_files, tls, certs, ceph, secret=False),
+                     public_files=derive(_public_files, tls, node_set.qemu_max_processes, node_set.qemu_max_files,
+                                         certs, ceph, secret=False),
                      variables={"edpm_libvirt_tls_certs_enabled": tls})
 
 
