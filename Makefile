@@ -10,11 +10,12 @@ ifdef NODES
 export EDPM_NODE_COUNT := $(NODES)
 endif
 
-.PHONY: graph up down test test-long unit quadlet integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog schema mutants
+.PHONY: server-cpu graph up down test test-long unit quadlet integration lint env ssh toolchain venv environment status restart preview adopt nova-conf bench clean-env catalog schema mutants
 
-## up: set up whatever is missing, then `pulumi up` on $(STACK)
+## up: set up whatever is missing, then `pulumi up` on $(STACK): a preview's summary first and, on a
+## terminal, a question (YES=1 applies without asking), each run's progress, a table per node at the end
 up: environment
-	@devenv/up.sh $(STACK)
+	@YES='$(YES)' devenv/up.sh $(STACK)
 
 ## environment: toolchain, venv, the single-node Kubernetes and the test nodes
 environment: toolchain venv
@@ -46,6 +47,11 @@ ssh:
 ## nova-conf: what nova-compute on NODE loads for OPT (group.option) and from which file
 nova-conf:
 	@devenv/nova-conf.sh $(NODE) '$(OPT)'
+
+## server-cpu: where server SERVER runs and the CPU its libvirt domain gets (the domain XML on the node);
+## NAMESPACE: the stack's namespace (default openstack)
+server-cpu:
+	@eval "$$(devenv/env.sh)"; .venv/bin/python -m tools.server_cpu '$(SERVER)' --namespace '$(or $(NAMESPACE),openstack)'
 
 ## catalog: rewrite the option catalog of nova NOVA_RELEASE (default: every shipped one) from that
 ## release's own option definitions, in a venv per release under ~/.cache/openstack-nova/catalog

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -20,7 +21,8 @@ from components.render import (
     service_config_files,
     service_template,
 )
-from components.settings import Cell, Settings, control_plane_tags
+from components.render.engine import render
+from components.settings import Cell, ExtraMount, Images, Nova, control_plane_tags
 from components.workload import NovaServiceWorkload, WorkloadSpec, service_probe
 
 CELL0_UUID = "00000000-0000-0000-0000-000000000000"
@@ -34,64 +36,44 @@ ARCHIVE_AGE_ENV = "ARCHIVE_AGE"
 PURGE_AGE_ENV = "PURGE_AGE"
 
 
-def _cell_uuid(cell: Cell) -> str:
-    """Shell: sets `uuid` to the cell's uuid from the API database, empty when unmapped."""
-    return (f"uuid=$({NOVA_MANAGE} cell_v2 list_cells | awk -F'|' '$2 ~ / {cell.name} /"
-            f" {{gsub(/ /, \"\", $3); print $3}}')")
+def _script(template: str, **values: object) -> str:
+    """A nova-manage script of components/templates/nova-manage/ (as a Job's command: no final newline)."""
+    return render(f"nova-manage/{template}", nova_manage=NOVA_MANAGE, **values).rstrip("\n")
+
+
+def _db_sync_script(cell: Cell) -> str:
+    return _script("db-sync.sh.j2", cell0=cell.is_cell0)
 
 
 def _mapping_script(cell: Cell) -> str:
-    if cell.is_cell0:
-        # update_cell after map_cell0 keeps an existing mapping in step with the config;
-        # cell0 has no bus, so its mapping holds none (and no bus password), as upstream's.
-        return (f"set -e; {NOVA_MANAGE} cell_v2 map_cell0; "
-                f"{NOVA_MANAGE} cell_v2 update_cell --cell_uuid {CELL0_UUID} --transport-url none:///")
-    return (f"set -e; {_cell_uuid(cell)}; "
-            f"if [ -z \"$uuid\" ]; then {NOVA_MANAGE} cell_v2 create_cell --name {cell.name}; "
-            f"else {NOVA_MANAGE} cell_v2 update_cell --cell_uuid \"$uuid\"; fi")
+    return _script("cell-mapping.sh.j2", cell=cell.name, cell0=cell.is_cell0, cell0_uuid=CELL0_UUID)
 
 
 def _discover_script(cell: Cell) -> str:
-    """Maps the cell's computes (COMPUTE_HOSTS_ENV, comma-separated) to the cell.
-
-    A compute registers its service record some time after its deploy, so
-    discovery runs again until every expected host is mapped, for
-    DISCOVER_TIMEOUT seconds at most. Only this cell is searched: the Jobs of
-    several cells run at once and would collide mapping the same hosts.
-    """
-    return "\n".join([
-        f"set -e; {_cell_uuid(cell)}",
-        f'[ -n "$uuid" ] || {{ echo "cell {cell.name} is not mapped" >&2; exit 1; }}',
-        f"deadline=$((SECONDS + {DISCOVER_TIMEOUT}))",
-        "while :; do",
-        f'  {NOVA_MANAGE} cell_v2 discover_hosts --cell_uuid "$uuid" --by-service --verbose || true',
-        f'  mapped=$({NOVA_MANAGE} cell_v2 list_hosts --cell_uuid "$uuid"'
-        " | awk -F'|' 'NF > 3 {gsub(/ /, \"\", $4); print $4}')",
-        "  missing=",
-        f'  for h in ${{{COMPUTE_HOSTS_ENV}//,/ }}; do grep -qxF "$h" <<<"$mapped" || missing="$missing $h"; done',
-        '  [ -n "$missing" ] || { echo "mapped to ' + cell.name + ': ${' + COMPUTE_HOSTS_ENV + '}"; exit 0; }',
-        '  if [ "$SECONDS" -ge "$deadline" ]; then',
-        f'    echo "not mapped to {cell.name} after {DISCOVER_TIMEOUT}s (no nova-compute service record):$missing" >&2',
-        "    exit 1",
-        "  fi",
-        f'  echo "waiting for$missing to register in {cell.name}"',
-        f"  sleep {DISCOVER_INTERVAL}",
-        "done",
-    ])
+    """Maps the cell's computes (COMPUTE_HOSTS_ENV, comma-separated) to the cell, waiting
+    DISCOVER_TIMEOUT seconds at most for them to register."""
+    return _script("discover-hosts.sh.j2", cell=cell.name, hosts_env=COMPUTE_HOSTS_ENV, timeout=DISCOVER_TIMEOUT,
+                   interval=DISCOVER_INTERVAL)
 
 
 def _db_purge_script() -> str:
-    """Moves rows deleted ARCHIVE_AGE_ENV days ago to the shadow tables, then deletes
-    archived rows deleted PURGE_AGE_ENV days ago. nova-manage's exit codes that mean
-    success: archive 0 (nothing to archive) or 1 (archived); purge 0 (deleted) or 3 (nothing)."""
-    return "\n".join([
-        f'archive_before=$(date --date="${{{ARCHIVE_AGE_ENV}}} days ago" +%F)',
-        f'purge_before=$(date --date="${{{PURGE_AGE_ENV}}} days ago" +%F)',
-        f'{NOVA_MANAGE} db archive_deleted_rows --verbose --until-complete --task-log --before "$archive_before"',
-        'rc=$?; [ "$rc" -le 1 ] || exit "$rc"',
-        f'{NOVA_MANAGE} db purge --verbose --before "$purge_before"',
-        'rc=$?; [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || exit "$rc"',
-    ])
+    """Archives rows deleted ARCHIVE_AGE_ENV days ago, purges those archived PURGE_AGE_ENV days ago."""
+    return _script("db-purge.sh.j2", archive_env=ARCHIVE_AGE_ENV, purge_env=PURGE_AGE_ENV)
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """One cell, and what its services' config shares with the rest of nova (a NovaScope)."""
+
+    cell: Cell
+    nova: Nova  # the API database, Keystone, the notifications bus and memcached that the cell's config names
+    images: Images  # the conductor's, metadata's and noVNC proxy's, and the release they run
+    namespace: str
+    credentials: pulumi.Output[Credentials]  # revealed in the config Secrets only, which stay secret
+    # the service whose config Secret holds the API database (cell0's conductor); None: the cell's conductor
+    superconductor_config: str | None = None
+    skip_await: bool = False
+    extra_mounts: Sequence[ExtraMount] = ()
 
 
 class NovaCell(pulumi.ComponentResource):
@@ -107,10 +89,7 @@ class NovaCell(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        settings: Settings,
-        cell: Cell,
-        credentials: pulumi.Output[Credentials],
-        superconductor_config: str | None = None,
+        spec: CellSpec,
         after: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -118,34 +97,32 @@ class NovaCell(pulumi.ComponentResource):
         that follows it) waits for; a component's own dependencies do not reach its
         children, so they are passed down here."""
         super().__init__("openstack-nova:cell:NovaCell", name, {}, opts)
-        self._name, self._settings, self._cell = name, settings, cell
-        self._superconductor = superconductor_config or names.conductor(cell.name)
-        ns, skip = settings.namespace, settings.kubernetes.skip_await
+        self._name, self._spec = name, spec
+        cell, credentials = spec.cell, spec.credentials
+        self._superconductor = spec.superconductor_config or names.conductor(cell.name)
+        ns, skip = spec.namespace, spec.skip_await
         child = pulumi.ResourceOptions(parent=self)
 
-        def spec(service: NovaService, workload: str, image: str, group: str,
-                 service_names: Sequence[str] = ()) -> WorkloadSpec:
+        def workload_spec(service: NovaService, workload: str, image: str, group: str,
+                          service_names: Sequence[str] = ()) -> WorkloadSpec:
             return WorkloadSpec(
                 name=workload, component=service.value, image=image,
-                template=service_template(settings, service, cell), namespace=ns,
-                probe=service_probe(service), port=RUNTIMES[service].port, api_timeout=settings.nova.api_timeout,
+                template=service_template(spec, service, cell), namespace=ns,
+                probe=service_probe(service), port=RUNTIMES[service].port, api_timeout=spec.nova.api_timeout,
                 cell=cell.name, service_names=service_names, mount_tags=control_plane_tags(group, cell.name),
-                extra_mounts=settings.extra_mounts, skip_await=skip,
+                extra_mounts=spec.extra_mounts, skip_await=skip,
             )
 
         def files(service: NovaService) -> pulumi.Output[dict[str, str]]:
-            return pulumi.Output.secret(credentials.apply(lambda c: service_config_files(settings, service, cell, c)))
+            return pulumi.Output.secret(credentials.apply(lambda c: service_config_files(spec, service, cell, c)))
 
         conductor_secret = names.config_data(names.conductor(cell.name))
         job_labels = kube.labels("nova-manage", cell.name)
 
         def db_sync(conductor: NovaServiceWorkload) -> list[pulumi.Resource]:
-            sync_script = f"set -e; {NOVA_MANAGE} db sync --local_cell"
-            if cell.is_cell0:
-                sync_script = f"set -e; {NOVA_MANAGE} api_db sync; {NOVA_MANAGE} db sync --local_cell"
             self.db_sync = manage_job(
                 f"{name}-db-sync", job_name=names.db_sync_job(cell.name), namespace=ns,
-                image=settings.images.conductor, script=sync_script,
+                image=spec.images.conductor, script=_db_sync_script(cell),
                 config_sources=[(conductor_secret, SERVICE_CONF_FILES)], labels=job_labels, skip_await=skip,
                 annotations={kube.CONFIG_HASH_ANNOTATION: conductor.config_hash},
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[conductor.config_secret, *after]),
@@ -154,7 +131,7 @@ class NovaCell(pulumi.ComponentResource):
 
         # The conductor starts once its cell's database schema is in place.
         self.conductor = NovaServiceWorkload(
-            spec(NovaService.CONDUCTOR, names.conductor(cell.name), settings.images.conductor, "NovaConductor"),
+            workload_spec(NovaService.CONDUCTOR, names.conductor(cell.name), spec.images.conductor, "NovaConductor"),
             files(NovaService.CONDUCTOR), opts=child, before_start=db_sync,
         )
         self.metadata_neutron_config = None
@@ -163,12 +140,12 @@ class NovaCell(pulumi.ComponentResource):
         self.secrets: list[k8s.core.v1.Secret] = []
         if cell.metadata.enabled:
             self.metadata = NovaServiceWorkload(
-                spec(NovaService.METADATA, names.metadata(cell.name), settings.images.metadata, "NovaMetadata",
-                     service_names=(names.metadata_service(cell.name),)),
+                workload_spec(NovaService.METADATA, names.metadata(cell.name), spec.images.metadata, "NovaMetadata",
+                              service_names=(names.metadata_service(cell.name),)),
                 files(NovaService.METADATA), opts=child,
             )
             self.metadata_neutron_config = pulumi.Output.secret(
-                credentials.apply(lambda c: metadata_neutron_config(settings, cell, c.metadata_shared_secret)))
+                credentials.apply(lambda c: metadata_neutron_config(spec, cell, c.metadata_shared_secret)))
             self.secrets.append(k8s.core.v1.Secret(
                 f"{name}-metadata-neutron-config",
                 metadata=kube.object_meta(names.metadata_neutron_secret_name(cell.name), ns,
@@ -177,14 +154,14 @@ class NovaCell(pulumi.ComponentResource):
             ))
         if cell.novncproxy.enabled:
             self.novncproxy = NovaServiceWorkload(
-                spec(NovaService.NOVNCPROXY, names.novncproxy(cell.name), settings.images.novncproxy,
-                     "NovaNoVNCProxy", service_names=(names.novncproxy_service(cell.name),)),
+                workload_spec(NovaService.NOVNCPROXY, names.novncproxy(cell.name), spec.images.novncproxy,
+                              "NovaNoVNCProxy", service_names=(names.novncproxy_service(cell.name),)),
                 files(NovaService.NOVNCPROXY), opts=child,
             )
         self.compute_config = None
         if not cell.is_cell0:
             self.compute_config = pulumi.Output.secret(
-                credentials.apply(lambda c: compute_config_files(settings, cell, c)))
+                credentials.apply(lambda c: compute_config_files(spec, cell, c)))
             self.secrets.append(k8s.core.v1.Secret(
                 f"{name}-compute-config",
                 metadata=kube.object_meta(names.compute_config(cell.name), ns,
@@ -201,7 +178,7 @@ class NovaCell(pulumi.ComponentResource):
             lambda v: config_hash({"cell": v[0], "conductor": v[1]}))
         self.cell_mapping = manage_job(
             f"{name}-cell-mapping", job_name=names.cell_mapping_job(cell.name), namespace=ns,
-            image=settings.images.conductor, script=_mapping_script(cell), config_sources=sources,
+            image=spec.images.conductor, script=_mapping_script(cell), config_sources=sources,
             labels=job_labels, skip_await=skip, annotations={kube.CONFIG_HASH_ANNOTATION: self.mapping_hash},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.db_sync]),
         )
@@ -209,7 +186,7 @@ class NovaCell(pulumi.ComponentResource):
         # database comes from the superconductor's config, the cell's database from its conductor's.
         self.db_purge = manage_cron_job(
             f"{name}-db-purge", job_name=names.db_purge_cron_job(cell.name), namespace=ns,
-            schedule=cell.db_purge.schedule, image=settings.images.conductor, script=_db_purge_script(),
+            schedule=cell.db_purge.schedule, image=spec.images.conductor, script=_db_purge_script(),
             config_sources=sources,
             env={ARCHIVE_AGE_ENV: str(cell.db_purge.archive_age), PURGE_AGE_ENV: str(cell.db_purge.purge_age)},
             labels=job_labels, skip_await=skip,
@@ -223,14 +200,14 @@ class NovaCell(pulumi.ComponentResource):
         The hosts are part of its pod template, so a new compute replaces the Job
         and discovery runs again; the Job completes once every host is mapped.
         """
-        settings, cell = self._settings, self._cell
+        spec, cell = self._spec, self._spec.cell
         host_list = ",".join(sorted(hosts))
         return manage_job(
             f"{self._name}-host-discover", job_name=names.host_discover_job(cell.name),
-            namespace=settings.namespace, image=settings.images.conductor,
+            namespace=spec.namespace, image=spec.images.conductor,
             script=_discover_script(cell),
             config_sources=[(names.config_data(self._superconductor), SERVICE_CONF_FILES)],
-            labels=kube.labels("nova-manage", cell.name), skip_await=settings.kubernetes.skip_await,
+            labels=kube.labels("nova-manage", cell.name), skip_await=spec.skip_await,
             annotations={"nova.openstack.org/compute-hosts": host_list}, env={COMPUTE_HOSTS_ENV: host_list},
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
         )

@@ -17,6 +17,8 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 
+from components.dynamictypes import with_legacy_alias
+
 CA_DAYS = 3650
 CERT_DAYS = 365  # lib-common's default certificate duration: one year
 RENEW_AT = 2 / 3  # of a certificate's life
@@ -85,7 +87,7 @@ class _CAProvider(ResourceProvider):
         return DiffResult(changes=changed, replaces=["common_name"] if changed else [], delete_before_replace=False)
 
 
-class CertificateAuthority(pulumi.dynamic.Resource):
+class CertificateAuthority(pulumi.dynamic.Resource, module="certificates", name="CertificateAuthority"):
     """A self-signed CA (RSA 2048, ten years), created once; its key is kept secret in state."""
 
     cert_pem: pulumi.Output[str]
@@ -95,7 +97,8 @@ class CertificateAuthority(pulumi.dynamic.Resource):
         super().__init__(
             _CAProvider(), name,
             {"common_name": common_name, "cert_pem": None, "key_pem": None, "not_before": None, "not_after": None},
-            pulumi.ResourceOptions.merge(pulumi.ResourceOptions(additional_secret_outputs=["key_pem"]), opts),
+            pulumi.ResourceOptions.merge(pulumi.ResourceOptions(additional_secret_outputs=["key_pem"]),
+                                         with_legacy_alias(opts)),
         )
 
 
@@ -141,7 +144,7 @@ class _CertificateProvider(ResourceProvider):
         return DiffResult(changes=bool(changed), replaces=changed, delete_before_replace=False)
 
 
-class IssuedCertificate(pulumi.dynamic.Resource):
+class IssuedCertificate(pulumi.dynamic.Resource, module="certificates", name="IssuedCertificate"):
     """A certificate of `ca` for a server that is also a client (RSA 2048, one year):
     `dns_names` and `ip_addresses` as subject alternative names."""
 
@@ -157,5 +160,5 @@ class IssuedCertificate(pulumi.dynamic.Resource):
              "organization": organization, "dns_names": list(dns_names), "ip_addresses": list(ip_addresses),
              "cert_pem": None, "key_pem": None, "not_before": None, "not_after": None},
             pulumi.ResourceOptions.merge(
-                pulumi.ResourceOptions(additional_secret_outputs=["key_pem", "ca_key_pem"]), opts),
+                pulumi.ResourceOptions(additional_secret_outputs=["key_pem", "ca_key_pem"]), with_legacy_alias(opts)),
         )

@@ -11,7 +11,7 @@ import pulumi
 
 from components.generated import secret_or_generated
 from components.render import Credentials, transport_url
-from components.settings import CELL0, MessageBus, SecretStr, Settings
+from components.settings import CELL0, MessageBus, Nova, SecretStr
 
 
 def _given(secret: SecretStr | None) -> str | None:
@@ -22,15 +22,16 @@ class NovaCredentials(pulumi.ComponentResource):
     """Holds each secret apart, so a service's files wait only on what they use:
     a new cell's generated password leaves the other cells' files known at preview."""
 
-    def __init__(self, name: str, settings: Settings, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, nova: Nova, namespace: str, opts: pulumi.ResourceOptions | None = None) -> None:
+        """`nova`: the passwords and buses given (each one not given is generated); `namespace`: where
+        the buses' hosts are (their transport URLs name them)."""
         super().__init__("openstack-nova:credentials:NovaCredentials", name, {}, opts)
-        nova = settings.nova
 
         def secret(value: SecretStr | None, purpose: str) -> pulumi.Output[str]:
             return secret_or_generated(_given(value), f"{name}-{purpose}", self)
 
         def bus_url(bus: MessageBus, purpose: str) -> pulumi.Output[str]:
-            return secret(bus.password, purpose).apply(lambda pw: transport_url(bus, pw, settings.namespace))
+            return secret(bus.password, purpose).apply(lambda pw: transport_url(bus, pw, namespace))
 
         self.keystone_password = secret(nova.keystone.password, "keystone-password")
         self._api_db = secret(nova.api_database.password, "api-db-password")

@@ -1,34 +1,35 @@
-"""`EdpmNodeSet`: the EDPM nodes of one node set and the services run on them.
+"""The data plane: `EdpmDataPlane` makes each listed service's stack part once,
+the node sets, and each cell's host discovery after its computes;
+`EdpmNodeSet`, one node set and the services run on its nodes.
 
 One `PlaybookRun` per node per service, in the node set's service order, so a
 change re-runs Ansible exactly on the nodes whose files change. What each
-service's run gets is the service's own (components/edpm/services/): the node
-set knows none of them by name.
+service's run gets is the service's own (components/edpm/services/): neither
+class knows any of them by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import k8s as kube
+from components.ansible_runner.playbook import PlaybookRun
+from components.controlplane import NovaControlPlane
 from components.edpm import registry
-from components.edpm.context import ControlPlaneFiles, NodeSetContext, StackInputs
+from components.edpm.context import ControlPlaneFiles, NodeSetContext, StackContext
 from components.edpm.marker import MARKER
-from components.edpm.service import EdpmService
-from components.edpm.services.neutron_metadata import NeutronMetadataAgent
-from components.generated import GeneratedSSHKey
-from components.libvirt import LibvirtFiles
-from components.mountedfiles import NodeSetFiles, no_files
-from components.playbook import PlaybookRun
-from components.render import names
-from components.settings import CustomService, Node, NodeSet, Settings
+from components.edpm.service import Derived, EdpmService
+from components.migrationkey import NovaMigrationSSHKey
+from components.mountedfiles import EdpmMountedObjects, NodeSetFiles, no_files
+from components.settings import NOVA, CustomService, Node, NodeSet, Settings
 from components.settings.knownhosts import lookup_name
+
+__all__ = ["CELL_IS_PINNED", "EdpmDataPlane", "EdpmNodeSet", "NovaMigrationSSHKey", "node_known_hosts"]
 
 T = TypeVar("T")
 
@@ -39,33 +40,6 @@ CELL_IS_PINNED = (
 )
 
 
-class NovaMigrationSSHKey(pulumi.ComponentResource):
-    """The key pair computes use to reach each other for migration, published as
-    the `nova-migration-ssh-key` Secret (keys ssh-privatekey, ssh-publickey)."""
-
-    private_key: pulumi.Output[str]
-    public_key: pulumi.Output[str]
-
-    def __init__(self, name: str, settings: Settings, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("openstack-nova:dataplane:NovaMigrationSSHKey", name, {}, opts)
-        given = settings.dataplane.migration_ssh_key
-        if given is not None:
-            self.private_key = pulumi.Output.secret(given.private_key.reveal())
-            self.public_key = pulumi.Output.from_input(given.public_key)
-        else:
-            generated = GeneratedSSHKey(f"{name}-generated", comment="nova-migration",
-                                        opts=pulumi.ResourceOptions(parent=self))
-            self.private_key, self.public_key = generated.private_key, generated.public_key
-        self.secret = k8s.core.v1.Secret(
-            name,
-            metadata=kube.object_meta(names.MIGRATION_SSH_KEY_SECRET, settings.namespace,
-                                          kube.labels("nova-compute"), settings.kubernetes.skip_await),
-            string_data={"ssh-privatekey": self.private_key, "ssh-publickey": self.public_key},
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.register_outputs({})
-
-
 def node_known_hosts(node: Node, port: int) -> str:
     """The known_hosts lines of the keys the node set trusts for `node`."""
     name = lookup_name(node.ansible_host, port)
@@ -74,6 +48,58 @@ def node_known_hosts(node: Node, port: int) -> str:
 
 def _read(path: str | None) -> str:
     return Path(path).read_text() if path else ""
+
+
+class _Identity:
+    """A key part that stands for one object (an Output): equal only to itself."""
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.obj is self.obj
+
+
+class _SharedInputs:
+    """Turns the `Derived` inputs of a node set's runs into Outputs, one per distinct derivation:
+    nodes whose runs derive the same thing from the same parts share it (each Output costs the
+    program a little, and a node set may have hundreds of nodes)."""
+
+    def __init__(self) -> None:
+        self._made: dict[Hashable, pulumi.Output[Any]] = {}
+
+    def _key(self, value: Any) -> Hashable:
+        if isinstance(value, Derived):
+            return ("derived", value.make, tuple(self._key(p) for p in value.parts), value.secret)
+        if isinstance(value, Mapping):
+            return ("map", tuple(sorted((k, self._key(v)) for k, v in value.items())))
+        if isinstance(value, list | tuple):
+            return (type(value).__name__, tuple(self._key(v) for v in value))
+        if isinstance(value, set | frozenset):
+            return ("set", frozenset(value))
+        if isinstance(value, str | int | float | bool | type(None)):
+            return value
+        return _Identity(value)
+
+    def resolve(self, value: Any) -> Any:
+        """`value` with each `Derived` in it (at its top, or a mapping's value) made an Output."""
+        if isinstance(value, Mapping) and any(isinstance(v, Derived) for v in value.values()):
+            return {k: self.resolve(v) for k, v in value.items()}
+        if not isinstance(value, Derived):
+            return value
+        key = self._key(value)
+        if key not in self._made:
+            make = value.make
+            made = pulumi.Output.all(*[self.resolve(p) for p in value.parts]).apply(lambda v: make(*v))
+            if value.secret is True:
+                made = pulumi.Output.secret(made)
+            elif value.secret is False:
+                made = pulumi.Output.unsecret(made)
+            self._made[key] = made
+        return self._made[key]
 
 
 class EdpmNodeSet(pulumi.ComponentResource):
@@ -88,36 +114,29 @@ class EdpmNodeSet(pulumi.ComponentResource):
         self,
         name: str,
         node_set: NodeSet,
-        control_plane: ControlPlaneFiles,
-        custom_services: Mapping[str, CustomService],
-        known_hosts_block: str,
-        neutron_metadata: NeutronMetadataAgent,
+        services: Sequence[tuple[EdpmService, Any]],
         *,
-        compute_image: str,
-        libvirt: LibvirtFiles,
         mounted: NodeSetFiles | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """The stack's inputs of the services (see StackInputs): `known_hosts_block`, the host keys of
-        every node of the stack; `compute_image`, the nova_compute container's image (images.compute);
-        `libvirt`, what the libvirt service gets from the stack (see LibvirtSecrets);
-        `mounted`: the files its extraMounts give its services (see EdpmMountedObjects)."""
+        """`services`: the node set's services in its order, each with its stack part (what
+        EdpmDataPlane made of it); `mounted`: the files its extraMounts give its services (see
+        EdpmMountedObjects)."""
         super().__init__(self.TYPE, name, {}, opts)
         self._node_set = node_set
-        stack = StackInputs(control_plane=control_plane, known_hosts_block=known_hosts_block,
-                            neutron_metadata=neutron_metadata, compute_image=compute_image, libvirt=libvirt)
-        self._context = NodeSetContext(node_set, stack, mounted or no_files())
+        self._shared = _SharedInputs()
+        self._mounted = mounted = mounted or no_files()
         template = node_set.node_template
         key = (template.ssh_private_key.reveal() if template.ssh_private_key is not None
                else _read(template.ssh_private_key_file))
         self._ssh_key = pulumi.Output.secret(key)
-        services = registry.of_node_set(node_set.services, custom_services)
         # runs[node][service]: the node's marker first, then its services in order, each after the one before
         self.runs: dict[str, dict[str, PlaybookRun]] = {}
         for node in node_set.nodes:
             previous: PlaybookRun | None = None
-            for service in (MARKER, *services):
-                previous = self._run(node, service, previous)
+            for service, stack_part in ((MARKER, None), *services):
+                context = NodeSetContext(node_set, stack_part, mounted)
+                previous = self._run(node, service, context, previous)
                 self.runs.setdefault(node.name, {})[service.name] = previous
         self.deployed_hashes = self._per_run(lambda r: r.deployed_hash, include_marker=False)
         self.in_sync = self._per_run(lambda r: r.in_sync, include_marker=True)
@@ -144,9 +163,10 @@ class EdpmNodeSet(pulumi.ComponentResource):
     def nodes_of_cell(self, cell: str) -> list[Node]:
         return [n for n in self._node_set.nodes if n.cell == cell]
 
-    def _run(self, node: Node, service: EdpmService, after: PlaybookRun | None) -> PlaybookRun:
+    def _run(self, node: Node, service: EdpmService, context: NodeSetContext,
+             after: PlaybookRun | None) -> PlaybookRun:
         """`service` on `node`, once `after` has run."""
-        inputs = service.node_inputs(self._context, node)
+        inputs = service.node_inputs(context, node)
         template = self._node_set.node_template
         return PlaybookRun(
             f"{node.name}-{service.name}",
@@ -157,9 +177,9 @@ class EdpmNodeSet(pulumi.ComponentResource):
             ssh_private_key=self._ssh_key,
             # the node's own keys: trusting another node re-runs no service of this one
             known_hosts=node_known_hosts(node, template.ansible_port),
-            files=inputs.files,
-            public_files=inputs.public_files,
-            variables=inputs.variables,
+            files=self._shared.resolve(inputs.files),
+            public_files=self._shared.resolve(inputs.public_files),
+            variables=self._shared.resolve(inputs.variables),
             pinned={"cell": node.cell},
             pinned_reason=CELL_IS_PINNED,
             stop_playbook=service.stop_playbook,
@@ -169,3 +189,75 @@ class EdpmNodeSet(pulumi.ComponentResource):
             parent_type=self.TYPE,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[after] if after else []),
         )
+
+
+def control_plane_files(control_plane: NovaControlPlane) -> ControlPlaneFiles:
+    """What the control plane hands the data plane: each cell's compute config and the metadata
+    agents' config (the top-level metadata service's when there is one, else each cell's)."""
+    cells = control_plane.cells
+    top = control_plane.metadata_neutron_config
+    metadata: dict[str | None, pulumi.Output[dict[str, str]]] = (
+        {None: top} if top is not None
+        else {n: c.metadata_neutron_config for n, c in cells.items() if c.metadata_neutron_config is not None})
+    return ControlPlaneFiles(
+        compute_configs={n: c.compute_config for n, c in cells.items() if c.compute_config is not None},
+        metadata_configs=metadata,
+    )
+
+
+class HostDiscovery(Protocol):
+    """A cell that maps its computes once they are deployed (NovaCell)."""
+
+    def discover_hosts(self, hosts: Sequence[str], depends_on: Sequence[pulumi.Resource]) -> pulumi.Resource: ...
+
+
+class EdpmDataPlane:
+    """Every node set of the stack and what their services share: each built-in service gets its
+    stack part made once (e.g. libvirt's Secrets, nova's migration key), whether or not a node set
+    lists it, so that a stack keeps them as node sets come and go; the node sets get their runs,
+    and each cell's host discovery waits for its computes.
+
+    Not a resource of its own: the node sets and stack parts keep the places (URNs) they
+    have in existing stacks, at the top of the stack."""
+
+    def __init__(self, settings: Settings, control_plane: ControlPlaneFiles, *,
+                 provider: k8s.Provider | None = None, namespace: pulumi.Resource | None = None,
+                 cells: Mapping[str, HostDiscovery] | None = None,
+                 services: Sequence[EdpmService] | None = None) -> None:
+        """`control_plane`: what the control plane hands the data plane; `provider` and `namespace`:
+        where the stack parts' Kubernetes objects go (the stack's provider, after its namespace);
+        `cells`: the cells whose host discovery runs after their computes; `services`: the
+        built-in services (default: the registry's)."""
+        builtin = registry.builtin_services() if services is None else tuple(services)
+        dataplane = settings.dataplane
+        stack = StackContext(settings=settings, control_plane=control_plane, provider=provider, namespace=namespace)
+        self.stack_parts: dict[str, Any] = {s.name: s.stack(stack) for s in builtin}
+        # The Secrets and ConfigMaps extraMounts give the nodes (e.g. Ceph's), read from the namespace.
+        mounted = (EdpmMountedObjects("edpm-mounted", settings.namespace, dataplane.node_sets,
+                                      opts=pulumi.ResourceOptions(providers=[provider] if provider else None))
+                   if any(s.mounted_files for s in dataplane.node_sets) else None)
+        self.node_sets = [
+            EdpmNodeSet(s.name, s, self._services(s, builtin, dataplane.custom_services),
+                        mounted=mounted.for_node_set(s) if mounted else None)
+            for s in dataplane.node_sets]
+        # Once a cell's computes are deployed, its host discovery runs (again for each new compute).
+        self.host_discovery: dict[str, pulumi.Resource] = {}
+        for cell_name, cell in (cells or {}).items():
+            computes = [(s, n) for s in self.node_sets for n in s.nodes_of_cell(cell_name)]
+            if computes:
+                self.host_discovery[cell_name] = cell.discover_hosts(
+                    hosts=[n.host_name for _, n in computes],
+                    depends_on=[s.runs[n.name][NOVA] for s, n in computes if NOVA in s.runs[n.name]],
+                )
+
+    def _services(self, node_set: NodeSet, builtin: Sequence[EdpmService],
+                  custom: Mapping[str, CustomService]) -> list[tuple[EdpmService, Any]]:
+        return [(s, self.stack_parts.get(s.name)) for s in registry.of_node_set(node_set.services, custom, builtin)]
+
+    @property
+    def deployed_hashes(self) -> dict[str, pulumi.Output[dict[str, dict[str, str]]]]:
+        return {s.node_set_name: s.deployed_hashes for s in self.node_sets}
+
+    @property
+    def in_sync(self) -> dict[str, pulumi.Output[dict[str, dict[str, bool]]]]:
+        return {s.node_set_name: s.in_sync for s in self.node_sets}

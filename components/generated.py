@@ -12,6 +12,8 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider
 
+from components.dynamictypes import with_legacy_alias
+
 
 class _GeneratedSecretProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -24,7 +26,7 @@ class _GeneratedSecretProvider(ResourceProvider):
         return DiffResult(changes=changed, replaces=["bytes"] if changed else [], delete_before_replace=False)
 
 
-class GeneratedSecret(pulumi.dynamic.Resource):
+class GeneratedSecret(pulumi.dynamic.Resource, module="generated", name="GeneratedSecret"):
     """A hex secret of `length` random bytes, stable across runs."""
 
     value: pulumi.Output[str]
@@ -34,7 +36,8 @@ class GeneratedSecret(pulumi.dynamic.Resource):
             _GeneratedSecretProvider(),
             name,
             {"bytes": length, "value": None},
-            pulumi.ResourceOptions.merge(pulumi.ResourceOptions(additional_secret_outputs=["value"]), opts),
+            pulumi.ResourceOptions.merge(pulumi.ResourceOptions(additional_secret_outputs=["value"]),
+                                         with_legacy_alias(opts)),
         )
 
 
@@ -70,7 +73,7 @@ class _GeneratedSSHKeyProvider(ResourceProvider):
         return DiffResult(changes=changed, replaces=["comment"] if changed else [], delete_before_replace=False)
 
 
-class GeneratedSSHKey(pulumi.dynamic.Resource):
+class GeneratedSSHKey(pulumi.dynamic.Resource, module="generated", name="GeneratedSSHKey"):
     """An ed25519 key pair, created once; the private key is kept secret in state."""
 
     private_key: pulumi.Output[str]
@@ -81,5 +84,6 @@ class GeneratedSSHKey(pulumi.dynamic.Resource):
             _GeneratedSSHKeyProvider(),
             name,
             {"comment": comment, "private_key": None, "public_key": None},
-            pulumi.ResourceOptions.merge(pulumi.ResourceOptions(additional_secret_outputs=["private_key"]), opts),
+            pulumi.ResourceOptions.merge(pulumi.ResourceOptions(additional_secret_outputs=["private_key"]),
+                                         with_legacy_alias(opts)),
         )

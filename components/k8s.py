@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -11,6 +12,18 @@ from components.settings.model import Kubernetes, KubernetesMode
 
 CONFIG_HASH_ANNOTATION = "nova.openstack.org/config-hash"
 CELLS_HASH_ANNOTATION = "nova.openstack.org/registered-cells-hash"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a component's Kubernetes objects go: the stack's namespace, and whether Pulumi
+    waits for them to be ready (kubernetes.skipAwait)."""
+
+    namespace: str
+    skip_await: bool = False
+
+    def meta(self, name: str, labels: Mapping[str, str]) -> k8s.meta.v1.ObjectMetaArgs:
+        return object_meta(name, self.namespace, labels, self.skip_await)
 
 
 def provider(name: str, settings: Kubernetes) -> k8s.Provider:

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from ipaddress import ip_address
 
@@ -21,7 +21,7 @@ from components import k8s as kube
 from components.certificates import CertificateAuthority, IssuedCertificate
 from components.generated import secret_or_generated
 from components.render import TLS_CA, TLS_CERT, TLS_KEY, names
-from components.settings import Node, Settings
+from components.settings import Node, SecretStr
 
 
 @dataclass(frozen=True)
@@ -53,19 +53,22 @@ def certificate_names(node: Node) -> tuple[str, list[str], list[str]]:
 class LibvirtSecrets(pulumi.ComponentResource):
     files: LibvirtFiles
 
-    def __init__(self, name: str, settings: Settings, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, target: kube.Target, password: SecretStr | None, tls_nodes: Sequence[Node],
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        """`password`: the migration user's SASL password (None: generated); `tls_nodes`: the nodes
+        that get a certificate of the stack's libvirt CA (none: no CA)."""
         super().__init__("openstack-nova:dataplane:LibvirtSecrets", name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
-        given = settings.dataplane.libvirt.password
-        password = secret_or_generated(given.reveal() if given is not None else None, f"{name}-password", self)
-        self._settings = settings
-        self._secret(name, names.LIBVIRT_SECRET, {names.LIBVIRT_PASSWORD_KEY: password})
+        given = password
+        password_output = secret_or_generated(given.reveal() if given is not None else None, f"{name}-password", self)
+        self._target = target
+        self._secret(name, names.LIBVIRT_SECRET, {names.LIBVIRT_PASSWORD_KEY: password_output})
         tls: dict[str, pulumi.Output[dict[str, str]]] = {}
-        if settings.dataplane.tls_nodes:
+        if tls_nodes:
             ca = CertificateAuthority(f"{name}-ca", common_name=names.LIBVIRT_ROOT_CA, opts=child)
             self._secret(f"{name}-rootca", names.LIBVIRT_ROOT_CA,
                          {TLS_CERT: ca.cert_pem, TLS_KEY: ca.key_pem, TLS_CA: ca.cert_pem})
-            for _, node in settings.dataplane.tls_nodes:
+            for node in tls_nodes:
                 common_name, dns_names, ips = certificate_names(node)
                 cert = IssuedCertificate(f"{name}-certificate-{node.name}", ca, common_name=common_name,
                                          organization=names.LIBVIRT_ROOT_CA, dns_names=dns_names,
@@ -75,14 +78,13 @@ class LibvirtSecrets(pulumi.ComponentResource):
                         lambda v: {TLS_CERT: v[0], TLS_KEY: v[1], TLS_CA: v[2]}))
                 self._secret(f"{name}-cert-{node.name}", names.libvirt_node_cert(node.host_name), node_files)
                 tls[node.name] = node_files
-        self.files = LibvirtFiles(password=password, tls=tls)
+        self.files = LibvirtFiles(password=password_output, tls=tls)
         self.register_outputs({})
 
     def _secret(self, resource: str, secret_name: str, data: pulumi.Input[Mapping[str, pulumi.Input[str]]]) -> None:
         k8s.core.v1.Secret(
             resource,
-            metadata=kube.object_meta(secret_name, self._settings.namespace, kube.labels("libvirt"),
-                                      self._settings.kubernetes.skip_await),
+            metadata=self._target.meta(secret_name, kube.labels("libvirt")),
             type="kubernetes.io/tls" if secret_name != names.LIBVIRT_SECRET else None,
             string_data=pulumi.Output.secret(data),
             opts=pulumi.ResourceOptions(parent=self),

@@ -8,15 +8,15 @@ it. What a Secret holds stays secret: encrypted in state, masked in preview.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.render.mounts import MountedFilesError, ServiceFiles, object_files, service_files
-from components.settings import NodeSet, Settings
+from components.settings import NodeSet
 
 
 def _files(kind: str, name: str, data: Any, binary: Any = None) -> dict[str, str]:
@@ -29,12 +29,14 @@ def _files(kind: str, name: str, data: Any, binary: Any = None) -> dict[str, str
 class EdpmMountedObjects(pulumi.ComponentResource):
     """Reads every object some node set's extraMounts name, once."""
 
-    def __init__(self, name: str, settings: Settings, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, namespace: str, node_sets: Sequence[NodeSet],
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        """Reads, from `namespace`, the objects the mounted files of `node_sets` come from."""
         super().__init__("openstack-nova:dataplane:EdpmMountedObjects", name, {}, opts)
-        wanted = sorted({(m.kind, m.name) for s in settings.dataplane.node_sets for m in s.mounted_files})
+        wanted = sorted({(m.kind, m.name) for s in node_sets for m in s.mounted_files})
         self.objects: dict[tuple[str, str], pulumi.Output[dict[str, str]]] = {}
         for kind, obj_name in wanted:
-            self.objects[(kind, obj_name)] = self._read(name, kind, f"{settings.namespace}/{obj_name}")
+            self.objects[(kind, obj_name)] = self._read(name, kind, f"{namespace}/{obj_name}")
         self.register_outputs({})
 
     def _read(self, name: str, kind: str, ident: str) -> pulumi.Output[dict[str, str]]:
@@ -84,10 +86,16 @@ class NodeSetFiles:
 
     secret: pulumi.Output[dict[str, dict[str, str]]]
     public: pulumi.Output[dict[str, dict[str, str]]]
+    # one pair of Outputs per service, whichever of the node set's nodes asks
+    _of: dict[str, tuple[pulumi.Output[dict[str, str]], pulumi.Output[dict[str, str]]]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def of(self, service: str) -> tuple[pulumi.Output[dict[str, str]], pulumi.Output[dict[str, str]]]:
         """(secret files, public files) of `service`; empty when it gets none."""
-        return (self.secret.apply(lambda f: f.get(service, {})), self.public.apply(lambda f: f.get(service, {})))
+        if service not in self._of:
+            self._of[service] = (self.secret.apply(lambda f: f.get(service, {})),
+                                 self.public.apply(lambda f: f.get(service, {})))
+        return self._of[service]
 
 
 def no_files() -> NodeSetFiles:

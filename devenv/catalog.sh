@@ -6,8 +6,9 @@
 #   catalog.sh pin RELEASE DATE  write the pins of RELEASE's libraries: what PyPI
 #                                resolved for it from uploads before DATE (its GA day)
 # Pins: the images' constraints when they pin nova==RELEASE (the release built
-# here), else devenv/catalog-constraints/nova-RELEASE.txt. A venv per release
-# and pins is kept under $CACHE/catalog/ (first run: about 2 minutes).
+# here), else those of RELEASE's own images (devenv/images/releases/RELEASE),
+# else devenv/catalog-constraints/nova-RELEASE.txt. A venv per release and pins
+# is kept under $CACHE/catalog/ (first run: about 2 minutes).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -25,6 +26,8 @@ valid_release() { [[ $1 =~ ^[0-9]+(\.[0-9A-Za-z]+)*$ ]] || die "'$1' is not a no
 pins_for() { # release -> the constraints file to install it with
   if grep -qx "nova==$1" "$IMAGE_PINS"; then
     printf '%s\n' "$IMAGE_PINS"
+  elif [ -f "$here/images/releases/$1/constraints.txt" ]; then
+    printf '%s\n' "$here/images/releases/$1/constraints.txt"
   elif [ -f "$PINS_DIR/nova-$1.txt" ]; then
     printf '%s\n' "$PINS_DIR/nova-$1.txt"
   else

@@ -145,7 +145,7 @@ def main() -> None:
         sys.exit(f"dynamic provider: {error}")
     watch_parent(os.environ)
     # As under `python -m`: the program's directory first, so that providers pickled by
-    # reference (components.playbook's) import from it; not this file's directory.
+    # reference (components.ansible_runner.playbook's) import from it; not this file's directory.
     sys.path[0] = os.getcwd()
     import grpc
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What nova needs around it in the local cluster, for one stack: MariaDB,
-# RabbitMQ, memcached, OVN's northbound and southbound databases, keystone,
-# placement, glance (with a test image) and an openstackclient pod, in the
-# stack's namespace (upstream, other operators provide them).
+# RabbitMQ, memcached, OVN's northbound and southbound databases with
+# ovn-northd, keystone, placement, glance (with a test image), neutron's API
+# and an openstackclient pod, in the stack's namespace (upstream, other
+# operators provide them).
 #   neighbours.sh STACK            deploy, or converge what is there, and wait until ready
 #   neighbours.sh STACK --delete   remove them, their data and their generated passwords
 set -euo pipefail
@@ -21,4 +22,6 @@ cd "$root"
 pulumi stack select --create "$stack" >/dev/null
 mkdir -p "$OPENSTACK_NOVA_ENV"
 take_lock "$OPENSTACK_NOVA_ENV/neighbours.lock"
-exec "$root/.venv/bin/python" -m devenv.neighbours.deploy "$stack" "$@"
+"$root/.venv/bin/python" -m devenv.neighbours.deploy "$stack" "$@"
+# The test nodes are chassis of the stack's OVN (its databases are neighbours too).
+if [ "${1:-}" != --delete ]; then "$here/chassis.sh" "$stack"; fi

@@ -1,50 +1,40 @@
 #!/usr/bin/env bash
-# EDPM test nodes: per node a network namespace on a bridge, and an sshd in a
-# private mount namespace where the directories nova-compute uses are bound
-# to per-node directories. Ansible reaches them over real SSH.
-# Usage: nodes.sh start|stop|status [COUNT]   (COUNT: $EDPM_NODE_COUNT or 2)
+# EDPM test nodes: hosts of their own. Each node boots systemd as PID 1 in a
+# systemd-nspawn container, in its own network namespace on a bridge, from one
+# cached Debian root (devenv/hosts/rootfs.sh) under a layer of its own, with
+# sshd, podman and Quadlet, libvirt, QEMU and Open vSwitch as a real compute
+# has them. Ansible reaches them over real SSH.
+# Usage: nodes.sh start|stop|status|memory [COUNT]   (COUNT: $EDPM_NODE_COUNT or 2)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=devenv/lib.sh
 . "$here/lib.sh"
 
 NODES_DIR=$ENV_DIR/nodes
 SSH_DIR=$ENV_DIR/ssh
 NODES_JSON=$NODES_DIR/nodes.json
-# Mount points we had to create on the host; only these are removed on stop.
-CREATED=$NODES_DIR/created-mountpoints
-# Netns, bridge and addresses are host-wide, so lock and owner are too.
+# Netns, bridge, addresses and cgroups are host-wide, so lock and owner are too.
 RUN_DIR=/run/openstack-nova
 OWNER=$RUN_DIR/nodes.owner
 BRIDGE=novaedpm0
 NET=192.168.122
 GATEWAY=$NET.1
-NOVA_ID=42436
-LIBVIRT_ID=42473
-# A non-root user Ansible may log in as, escalating with sudo (as on upstream's nodes).
-ADMIN_USER=cloud-admin
-ADMIN_ID=42480
+# Each node's cgroup, in every hierarchy of the host, below this one.
+CGROUP=openstack-nova-nodes
 # Names resolve through the cluster's DNS (reached through the host), as in a pod.
 CLUSTER_DNS=10.96.0.10
 DNS_NAMESPACE=${EDPM_DNS_NAMESPACE:-openstack}
-# Directories that belong to each node alone (bound over the host's).
-PRIVATE_DIRS=(/var/lib/openstack /var/lib/kolla /etc/nova /var/lib/nova /etc/containers
-  /etc/kolla /etc/neutron /var/lib/neutron /home/nova /run/node-private /var/log/nova /etc/ssh
-  /etc/libvirt /etc/sasl2 /var/log/libvirt /etc/sudoers.d /home/cloud-admin /var/lib/edpm-config)
-# Directories a node sees as the host's plus its own changes (an overlay): what
-# the roles change there stays on the node, e.g. nova added to the libvirt
-# group (usermod renames /etc/group), /etc/ceph laid out by kolla, the
-# iscsiadm wrapper kolla installs in /usr/sbin.
-OVERLAY_DIRS=(/etc /usr/sbin)
+# How long a node may take to boot to sshd, and to power off.
+BOOT_SECONDS=${EDPM_NODE_BOOT_SECONDS:-120}
+POWEROFF_SECONDS=60
 
 node_name() { echo "edpm-compute-$1"; }
 node_ip() { echo "$NET.$((100 + $1))"; }
 veth_name() { echo "ve-edpm-$1"; } # host end; interface names stop at 15 chars
 node_dir() { echo "$NODES_DIR/$(node_name "$1")"; }
-overlay_dir() { echo "$(node_dir "$1")/overlay$2"; } # index dir: holds upper/ and work/
-sshd_mark() { echo "-f $(node_dir "$1")/sshd_config"; }
+nspawn_mark() { echo "--machine=$(node_name "$1")"; }
 
-# Node indexes that exist in any form (netns, veth, sshd): what stop cleans.
+# Node indexes that exist in any form (netns, veth, node process): what stop cleans.
 our_netns() { ip netns list | awk '{print $1}' | sed -n 's/^edpm-compute-\([0-9]\{1,3\}\)$/\1/p'; }
 our_veths() { ip -o link show type veth | sed -n 's/^[0-9]*: ve-edpm-\([0-9]\{1,3\}\)[@:].*/\1/p'; }
 our_node_dirs() {
@@ -54,22 +44,22 @@ our_node_dirs() {
   done
   return 0
 }
-our_sshds() { pids_matching "/usr/sbin/sshd -f $NODES_DIR/edpm-compute-"; }
+our_nspawns() { pids_matching "systemd-nspawn --boot --directory=$NODES_DIR/edpm-compute-"; }
 bridge_exists() { ip link show "$BRIDGE" >/dev/null 2>&1; }
-anything_left() { bridge_exists || [ -n "$(our_netns)$(our_veths)$(our_sshds)" ]; }
+anything_left() { bridge_exists || [ -n "$(our_netns)$(our_veths)$(our_nspawns)" ]; }
 
-sshd_pid() { cat "$(node_dir "$1")/sshd.pid" 2>/dev/null || true; }
-node_up() { # index: netns there, our sshd alive and answering
+nspawn_pid() { cat "$(node_dir "$1")/nspawn.pid" 2>/dev/null || true; }
+node_up() { # index: netns there, the node's nspawn alive, its sshd answering
   ip netns list | grep -q "^$(node_name "$1")\( \|$\)" &&
-    pid_is "$(sshd_pid "$1")" "$(sshd_mark "$1")" &&
+    pid_is "$(nspawn_pid "$1")" "$(nspawn_mark "$1") " &&
     wait_tcp "$(node_ip "$1")" 22 1
 }
 # What a running node was started with; nodes started otherwise are restarted.
-layout_id() {
-  { printf '%s\n' "${PRIVATE_DIRS[@]}" -- "${OVERLAY_DIRS[@]}"
-    declare -f write_sshd_config write_accounts write_hosts prepare_node_dir start_sshd; } | sha256sum | cut -c1-16
+layout_id() { # rootfs store
+  { printf '%s\n' "$@"
+    declare -f write_identity setup_netns boot_node; } | sha256sum | cut -c1-16
 }
-layout_current() { [ "$(cat "$NODES_DIR/layout" 2>/dev/null)" = "$(layout_id)" ]; }
+layout_current() { [ "$(cat "$NODES_DIR/layout" 2>/dev/null)" = "$1" ]; }
 recorded_count() { [ -f "$NODES_JSON" ] && python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$NODES_JSON" || echo 0; }
 all_up() { # count
   local i
@@ -86,46 +76,65 @@ check_owner() {
   fi
 }
 
+cgroup_mounts() { awk '$3 == "cgroup" || $3 == "cgroup2" {print $2}' /proc/self/mounts; }
+
 # --- teardown ---------------------------------------------------------------
 
+# The node's cgroups, children first (nspawn leaves payload/ and supervisor/).
+remove_node_cgroups() { # name
+  local m
+  for m in $(cgroup_mounts); do
+    if [ -d "$m/$CGROUP/$1" ]; then find "$m/$CGROUP/$1" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi
+  done
+  return 0
+}
+
+# A clean poweroff (nspawn passes SIGTERM on to systemd as a halt), then KILL.
 stop_node() { # index
-  local n; n=$(node_name "$1")
+  local n d pid i; n=$(node_name "$1"); d=$(node_dir "$1")
+  pid=$(nspawn_pid "$1")
+  if pid_is "$pid" "$(nspawn_mark "$1") "; then
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_gone $((POWEROFF_SECONDS * 10)) "$pid"; then
+      note "$n did not power off in ${POWEROFF_SECONDS}s: killed"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
   # shellcheck disable=SC2046  # a list of pids
-  kill_pids $(pids_matching "$(sshd_mark "$1")")
+  kill_pids $(pids_matching "$(nspawn_mark "$1") ")
   if ip netns list | grep -q "^$n\( \|$\)"; then
-    # Whatever Ansible left running in the node dies with it.
     # shellcheck disable=SC2046
     kill_pids $(ip netns pids "$n")
     ip netns del "$n"
   fi
-  rm -f "$(node_dir "$1")/sshd.pid"
+  for i in 1 2 3; do mountpoint -q "$d/root" || break; umount "$d/root" 2>/dev/null || sleep 1; done
+  if mountpoint -q "$d/root"; then umount -l "$d/root"; fi
+  remove_node_cgroups "$n"
+  rm -f "$d/nspawn.pid"
 }
 
-remove_mountpoints() {
-  [ -f "$CREATED" ] || return 0
-  local d kept=()
+# Nodes of an earlier layout (sshd in a namespace, no init) bound directories
+# they created on the host: those, if still empty, go with them.
+remove_earlier_mountpoints() {
+  local list=$NODES_DIR/created-mountpoints d
+  [ -f "$list" ] || return 0
   while read -r d; do
-    [ -n "$d" ] || continue
-    if [ -f "$d" ] && [ ! -s "$d" ]; then
-      rm -f "$d"
-    elif [ -d "$d" ] && ! rmdir "$d" 2>/dev/null; then
-      note "left $d on the host: it is not empty"
-      kept+=("$d")
-    fi
-  done <"$CREATED"
-  if [ ${#kept[@]} -gt 0 ]; then printf '%s\n' "${kept[@]}" >"$CREATED"; else rm -f "$CREATED"; fi
+    if [ -f "$d" ] && [ ! -s "$d" ]; then rm -f "$d"; elif [ -d "$d" ]; then rmdir "$d" 2>/dev/null || true; fi
+  done <"$list"
+  rm -f "$list"
 }
 
 teardown() {
-  local i
+  local i m
   for i in $( (our_netns; our_veths; our_node_dirs) | sort -un); do
     stop_node "$i"
   done
-  # shellcheck disable=SC2046  # sshds whose node dir vanished
-  kill_pids $(our_sshds)
+  # shellcheck disable=SC2046  # nodes whose node dir vanished
+  kill_pids $(our_nspawns)
   for i in $(our_veths); do ip link del "$(veth_name "$i")" 2>/dev/null || true; done
   if bridge_exists; then ip link del "$BRIDGE"; fi
-  remove_mountpoints
+  for m in $(cgroup_mounts); do rmdir "$m/$CGROUP" 2>/dev/null || true; done
+  remove_earlier_mountpoints
   rm -f "$NODES_JSON" "$OWNER"
 }
 
@@ -137,42 +146,22 @@ check_subnet_free() {
   [ -z "$other" ] || die "$NET.0/24 is already used by ${other% }; remove it (or stop what owns it) first"
 }
 
-# sshd (StrictModes) refuses authorized_keys below a directory that others
-# can write to, e.g. /tmp; say so now rather than "Permission denied" later.
-check_path_for_sshd() {
-  local d=$NODES_DIR owner mode
-  while [ "$d" != / ]; do
-    if [ -e "$d" ]; then
-      read -r owner mode < <(stat -c '%u %a' "$d")
-      if [ "$owner" != 0 ] || (( 8#$mode & 8#022 )); then
-        die "sshd refuses keys below $d (not root-only writable); set OPENSTACK_NOVA_ENV to a directory elsewhere"
-      fi
-    fi
-    d=$(dirname "$d")
-  done
-}
-
 ensure_client_key() {
   mkdir -p "$SSH_DIR"; chmod 700 "$SSH_DIR"
   [ -f "$SSH_DIR/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C "openstack-nova-devenv" -f "$SSH_DIR/id_ed25519"
   chmod 600 "$SSH_DIR/id_ed25519"
 }
 
-# Create missing mount points on the host and remember that we did.
-ensure_mountpoints() {
-  local d
-  mkdir -p /run/sshd # sshd's privilege separation directory
-  for d in "${PRIVATE_DIRS[@]}"; do
-    [ -d "$d" ] && continue
-    [ -e "$d" ] && die "$d exists on the host and is not a directory"
-    mkdir -m 755 "$d" || die "cannot create mount point $d on the host"
-    grep -qxF "$d" "$CREATED" 2>/dev/null || echo "$d" >>"$CREATED"
-  done
-  # kolla's set_configs writes /run_command at the root: each node gets its own.
-  if [ ! -e /run_command ]; then
-    : >/run_command
-    grep -qxF /run_command "$CREATED" 2>/dev/null || echo /run_command >>"$CREATED"
-  fi
+# systemd-nspawn of the host's own systemd release (bookworm's 252), so that
+# apt never upgrades the host's systemd for it.
+ensure_nspawn() {
+  command -v systemd-nspawn >/dev/null && return 0
+  local v
+  v=$(dpkg-query -W -f '${Version}' systemd 2>/dev/null) ||
+    die "systemd-nspawn is missing and the host has no systemd package to match; install systemd-container"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
+      "systemd-container=$v"; } >/dev/null 2>&1 ||
+    die "could not install systemd-container=$v with apt-get; install it and run again"
 }
 
 setup_bridge() {
@@ -181,77 +170,38 @@ setup_bridge() {
   ip link set "$BRIDGE" up
 }
 
-# The node's own passwd/group/shadow, in its /etc overlay: the host's plus nova
-# and libvirt (no members), as a freshly installed node has them, and the
-# cloud-admin account, so kolla can chown to nova inside the node without adding
-# a user to the host. Written at every start: what the roles add (nova in
-# libvirt) they add again.
-write_accounts() { # etc-upper-dir
-  { grep -v "^\\(nova\\|libvirt\\|$ADMIN_USER\\):" /etc/passwd; echo "nova:x:$NOVA_ID:$NOVA_ID:nova:/var/lib/nova:/bin/sh"
-    echo "libvirt:x:$LIBVIRT_ID:$LIBVIRT_ID:libvirt:/var/lib/libvirt:/sbin/nologin"
-    echo "$ADMIN_USER:x:$ADMIN_ID:$ADMIN_ID:$ADMIN_USER:/home/$ADMIN_USER:/bin/bash"; } >"$1/passwd"
-  { grep -v "^\\(nova\\|libvirt\\|$ADMIN_USER\\):" /etc/group
-    echo "nova:x:$NOVA_ID:"; echo "libvirt:x:$LIBVIRT_ID:"; echo "$ADMIN_USER:x:$ADMIN_ID:"; } >"$1/group"
-  chmod 644 "$1/passwd" "$1/group"
-  # sudo's PAM account check needs every user in shadow; "*": no password, yet not locked (sshd refuses locked accounts)
-  awk -F: '{print $1 ":*:20000::::::"}' "$1/passwd" >"$1/shadow"
-  chown root:shadow "$1/shadow"; chmod 640 "$1/shadow"
-}
-
-# The node's own name resolves locally (sudo looks it up on every call).
-write_hosts() { # index
-  printf '127.0.0.1 localhost\n::1 localhost\n%s %s\n' "$(node_ip "$1")" "$(node_name "$1")" >"$(node_dir "$1")/hosts"
-  chmod 644 "$(node_dir "$1")/hosts"
-}
-
-write_resolv_conf() { # node-dir
-  printf 'nameserver %s\nsearch %s.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n' \
-    "$CLUSTER_DNS" "$DNS_NAMESPACE" >"$1/resolv.conf"
-  chmod 644 "$1/resolv.conf"
-}
-
-write_sshd_config() { # index
+# A node's layer starts empty when its root or image store changed (a host
+# installed afresh); its identity (machine id, SSH host key) stays.
+prepare_node_dir() { # index rootfs store
   local d; d=$(node_dir "$1")
-  cat >"$d/sshd_config" <<EOF
-# sshd of EDPM test node $(node_name "$1"), written by devenv/nodes.sh
-ListenAddress $(node_ip "$1")
-Port 22
-HostKey "$d/ssh_host_ed25519_key"
-PidFile "$d/sshd.pid"
-AuthorizedKeysFile "$d/authorized_keys" /home/%u/.ssh/authorized_keys
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-PrintMotd no
-AcceptEnv LANG LC_*
-Subsystem sftp internal-sftp
-EOF
+  mkdir -p "$d"; chmod 700 "$d"
+  if [ "$(cat "$d/installed-from" 2>/dev/null)" != "$2 $3" ]; then
+    mountpoint -q "$d/root" && die "$d/root is still mounted; run $PROG stop first"
+    rm -rf "$d/upper" "$d/work" "$d/containers" "$d/root"
+    echo "$2 $3" >"$d/installed-from"
+  fi
+  # nova's state (compute_id, instances) outlives a new root, as a compute's
+  # data disk outlives a reinstall: nova refuses a host whose compute_id changed
+  mkdir -p "$d/upper" "$d/work" "$d/root" "$d/containers" "$d/nova-state"
+  [ -f "$d/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -C "root@$(node_name "$1")" -f "$d/ssh_host_ed25519_key"
+  [ -s "$d/machine-id" ] || od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$d/machine-id"
 }
 
-prepare_node_dir() { # index
-  local d p; d=$(node_dir "$1")
-  mkdir -p "$d"; chmod 700 "$d"
-  [ -f "$d/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -C "root@$(node_name "$1")" -f "$d/ssh_host_ed25519_key"
-  install -m 600 "$SSH_DIR/id_ed25519.pub" "$d/authorized_keys"
-  for p in "${PRIVATE_DIRS[@]}"; do mkdir -p "$d/root$p"; done
-  for p in "${OVERLAY_DIRS[@]}"; do mkdir -p "$(overlay_dir "$1" "$p")/upper" "$(overlay_dir "$1" "$p")/work"; done
-  # /run is empty at every boot, so is the node's.
-  find "$d/root/run/node-private" -mindepth 1 -delete
-  [ -f "$d/run_command" ] || : >"$d/run_command"
-  chown "$NOVA_ID:$NOVA_ID" "$d/root/var/lib/nova" "$d/root/home/nova" "$d/root/var/log/nova"
-  # sshd reads a user's keys as that user: cloud-admin's are in its home
-  mkdir -p "$d/root/home/$ADMIN_USER/.ssh"
-  install -m 600 "$SSH_DIR/id_ed25519.pub" "$d/root/home/$ADMIN_USER/.ssh/authorized_keys"
-  chmod 700 "$d/root/home/$ADMIN_USER/.ssh"
-  chown -R "$ADMIN_ID:$ADMIN_ID" "$d/root/home/$ADMIN_USER"
-  chmod 750 "$d/root/etc/sudoers.d"
-  (umask 337; echo "$ADMIN_USER ALL=(ALL) NOPASSWD: ALL" >"$d/root/etc/sudoers.d/$ADMIN_USER")
-  write_accounts "$(overlay_dir "$1" /etc)/upper"
-  write_resolv_conf "$d"
-  write_hosts "$1"
-  write_sshd_config "$1"
+# What makes the node itself, written into its layer at every start.
+write_identity() { # index root
+  local n r=$2 k; n=$(node_name "$1")
+  echo "$n" >"$r/etc/hostname"
+  { cat "$(node_dir "$1")/machine-id"; echo; } >"$r/etc/machine-id"
+  printf '127.0.0.1 localhost\n::1 localhost\n%s %s\n' "$(node_ip "$1")" "$n" >"$r/etc/hosts"
+  printf 'nameserver %s\nsearch %s.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n' \
+    "$CLUSTER_DNS" "$DNS_NAMESPACE" >"$r/etc/resolv.conf"
+  install -m 600 "$(node_dir "$1")/ssh_host_ed25519_key" "$r/etc/ssh/ssh_host_ed25519_key"
+  install -m 644 "$(node_dir "$1")/ssh_host_ed25519_key.pub" "$r/etc/ssh/ssh_host_ed25519_key.pub"
+  for k in /root /home/cloud-admin; do
+    install -d -m 700 "$r$k/.ssh"
+    install -m 600 "$SSH_DIR/id_ed25519.pub" "$r$k/.ssh/authorized_keys"
+  done
+  chown -R --reference="$r/home/cloud-admin" "$r/home/cloud-admin/.ssh"
 }
 
 setup_netns() { # index
@@ -265,34 +215,38 @@ setup_netns() { # index
   ip -n "$n" route add default via "$GATEWAY"
 }
 
-# The overlays and bind mounts happen in a mount namespace of the node's own;
-# sshd and every SSH session inherit it, the host never sees them. A UTS
-# namespace gives each node its own hostname (nova-compute's default `host`).
-start_sshd() { # index
-  local d o p script i; d=$(node_dir "$1")
-  script="set -e; hostname $(node_name "$1")"
-  # overlays first: the private directories below /etc are bound on top of them
-  for p in "${OVERLAY_DIRS[@]}"; do
-    o=$(overlay_dir "$1" "$p")
-    script+="; mount -t overlay overlay -o $(shq "lowerdir=$p,upperdir=$o/upper,workdir=$o/work") $(shq "$p")"
+# Mount the node's root (its layer over the shared one) and boot it: systemd
+# as PID 1 with a unified cgroup tree of its own (podman and libvirt need it;
+# the host's controllers stay on its v1 hierarchies), started from a cgroup of
+# its own in every hierarchy (nspawn takes its place from there). A host's root
+# manages its network (podman's per-container namespaces, Open vSwitch's ports)
+# and locks memory (ovs-vswitchd --mlockall): nspawn grants neither by itself.
+boot_node() { # index rootfs store
+  local n d r m procs=(); n=$(node_name "$1"); d=$(node_dir "$1"); r=$d/root
+  mountpoint -q "$r" || mount -t overlay overlay -o "lowerdir=$2,upperdir=$d/upper,workdir=$d/work" "$r"
+  write_identity "$1" "$r"
+  for m in $(cgroup_mounts); do
+    mkdir -p "$m/$CGROUP/$n"
+    if [ -f "$m/cpuset.cpus" ]; then
+      cat "$m/cpuset.cpus" >"$m/$CGROUP/cpuset.cpus"; cat "$m/cpuset.mems" >"$m/$CGROUP/cpuset.mems"
+      cat "$m/cpuset.cpus" >"$m/$CGROUP/$n/cpuset.cpus"; cat "$m/cpuset.mems" >"$m/$CGROUP/$n/cpuset.mems"
+    fi
+    procs+=("$m/$CGROUP/$n/cgroup.procs")
   done
-  for p in "${PRIVATE_DIRS[@]}"; do
-    script+="; mount --bind $(shq "$d/root$p") $(shq "$p")"
-  done
-  script+="; mount --bind $(shq "$d/hosts") /etc/hosts"
-  script+="; mount --bind $(shq "$d/resolv.conf") /etc/resolv.conf"
-  script+="; mount --bind $(shq "$d/run_command") /run_command"
-  script+="; exec /usr/sbin/sshd -f $(shq "$d/sshd_config") -E $(shq "$d/sshd.log")"
-  rm -f "$d/sshd.pid"; : >"$d/sshd.log"
-  ip netns exec "$(node_name "$1")" unshare -m -u --propagation private sh -c "$script" \
-    </dev/null >>"$d/sshd.log" 2>&1 9>&- ||
-    die "sshd of $(node_name "$1") did not start: $(tail -n 1 "$d/sshd.log")"
-  # sshd writes its pid file after it has gone to the background.
-  for ((i = 0; i < 50; i++)); do
-    pid_is "$(sshd_pid "$1")" "$(sshd_mark "$1")" && return 0
-    sleep 0.1
-  done
-  die "sshd of $(node_name "$1") exited: $(tail -n 1 "$d/sshd.log")"
+  : >"$d/console.log"
+  # shellcheck disable=SC2016  # $$ and $@ are for the inner sh
+  SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 setsid nohup sh -c '
+    pidfile=$1; shift
+    while [ "$1" != -- ]; do echo $$ >"$1"; shift; done; shift
+    echo $$ >"$pidfile"; exec "$@"' sh "$d/nspawn.pid" "${procs[@]}" -- \
+    systemd-nspawn --boot "--directory=$r" "$(nspawn_mark "$1")" "--hostname=$n" \
+      --private-users=no --resolv-conf=off --timezone=off --link-journal=no --console=read-only \
+      "--network-namespace-path=/run/netns/$n" --keep-unit --register=no \
+      "--system-call-filter=@keyring bpf" --capability=CAP_NET_ADMIN,CAP_IPC_LOCK \
+      "--bind=$d/containers:/var/lib/containers" "--bind-ro=$3:/var/lib/shared-images" \
+      "--bind=$d/nova-state:/var/lib/nova" \
+      --bind=/dev/net/tun \
+    </dev/null >>"$d/console.log" 2>&1 9>&- &
 }
 
 write_known_hosts() { # count
@@ -306,7 +260,7 @@ write_known_hosts() { # count
 
 write_nodes_json() { # count
   local i args=()
-  for ((i = 0; i < $1; i++)); do args+=("$(node_name "$i")" "$(node_ip "$i")" "$(sshd_pid "$i")"); done
+  for ((i = 0; i < $1; i++)); do args+=("$(node_name "$i")" "$(node_ip "$i")" "$(nspawn_pid "$i")"); done
   python3 - "$NODES_JSON" "${args[@]}" <<'EOF'
 import json, sys
 out, rest = sys.argv[1], sys.argv[2:]
@@ -332,46 +286,64 @@ on_exit_start() { # status
   [ "$1" -eq 0 ] || teardown >/dev/null 2>&1 || true
 }
 
+# The root every node boots and the store of the images their podman runs:
+# today's image and each older release's built for today's inputs
+# (`devenv/images.sh build RELEASE`; never built here). A new store restarts
+# the nodes (cmd_start compares the layout).
+node_inputs() {
+  local rootfs tar built store
+  local -a releases=()
+  rootfs=$("$here/hosts/rootfs.sh" build) || exit 1
+  tar=$("$here/images.sh" build) || exit 1
+  built=$("$here/images.sh" releases) || exit 1
+  [ -z "$built" ] || mapfile -t releases <<<"$built"
+  store=$("$here/hosts/rootfs.sh" images "$tar" "${releases[@]}") || exit 1
+  echo "$rootfs" "$store"
+}
+
 cmd_start() {
-  local count i prev
+  local count i prev rootfs store layout
   count=$(parse_count "${1:-}")
   require_root
+  ensure_nspawn
+  read -r rootfs store < <(node_inputs)
+  [ -n "$store" ] || die "the nodes' root or image store could not be built"
+  layout=$(layout_id "$rootfs" "$store")
   mkdir -p "$RUN_DIR" "$NODES_DIR"
   take_lock "$RUN_DIR/nodes.lock"
   check_owner
-  if all_up "$count" && layout_current; then note "already running: $count nodes"; return 0; fi
+  if all_up "$count" && layout_current "$layout"; then note "already running: $count nodes"; return 0; fi
   if anything_left; then
     prev=$(recorded_count)
     teardown
-    if [ "$prev" -eq "$count" ] && ! layout_current; then
-      note "the nodes' layout changed (devenv/nodes.sh): restarting the nodes"
+    if [ "$prev" -eq "$count" ] && ! layout_current "$layout"; then
+      note "the nodes' root, images or layout changed: restarting the nodes"
     elif [ "$prev" -ne "$count" ] && [ "$prev" -gt 0 ]; then
       note "node count changes from $prev to $count: restarting the nodes"
     else
-      note "recovered stale node state (netns, bridge or sshd of an earlier run); starting fresh"
+      note "recovered stale node state (netns, bridge or node of an earlier run); starting fresh"
     fi
   fi
   # A start that fails half-way leaves nothing running (logs stay for a look).
   trap 'on_exit_start $?' EXIT
   check_subnet_free
-  check_path_for_sshd
   ensure_client_key
-  ensure_mountpoints
   echo "$ENV_DIR" >"$OWNER"
   setup_bridge
   for ((i = 0; i < count; i++)); do
-    prepare_node_dir "$i"
+    prepare_node_dir "$i" "$rootfs" "$store"
     setup_netns "$i"
-    start_sshd "$i"
+    boot_node "$i" "$rootfs" "$store"
   done
   write_known_hosts "$count"
-  write_nodes_json "$count"
-  layout_id >"$NODES_DIR/layout"
   for ((i = 0; i < count; i++)); do
-    wait_tcp "$(node_ip "$i")" 22 20 || die "sshd of $(node_name "$i") does not answer on $(node_ip "$i"):22; see $(node_dir "$i")/sshd.log"
+    wait_tcp "$(node_ip "$i")" 22 "$BOOT_SECONDS" ||
+      die "$(node_name "$i") did not boot to sshd on $(node_ip "$i"):22 in ${BOOT_SECONDS}s; see $(node_dir "$i")/console.log"
   done
+  write_nodes_json "$count"
+  echo "$layout" >"$NODES_DIR/layout"
   trap - EXIT
-  note "running: $count node$([ "$count" -eq 1 ] || echo s) ($(node_ip 0)..$(node_ip $((count - 1)))); try: devenv/ssh.sh $(node_name 0) hostname"
+  note "running: $count node$([ "$count" -eq 1 ] || echo s) ($(node_ip 0)..$(node_ip $((count - 1)))); try: devenv/ssh.sh $(node_name 0) systemctl is-system-running"
 }
 
 cmd_stop() {
@@ -387,20 +359,47 @@ cmd_status() {
   local count i state rc=0
   count=$(recorded_count)
   if [ "$count" -eq 0 ]; then
-    if anything_left; then note "not running, but netns, bridge or sshd of an earlier run are left; start or stop cleans them up"
+    if anything_left; then note "not running, but netns, bridge or nodes of an earlier run are left; start or stop cleans them up"
     else note "stopped"; fi
     return 3
   fi
   for ((i = 0; i < count; i++)); do
     if node_up "$i"; then state=up; else state=down; rc=3; fi
-    printf '%-16s %-16s %s\n' "$(node_name "$i")" "$(node_ip "$i")" "sshd $state"
+    printf '%-16s %-16s %s\n' "$(node_name "$i")" "$(node_ip "$i")" "$state"
   done
   return $rc
 }
 
-case "${1:-}" in
-  start) cmd_start "${2:-}" ;;
-  stop) cmd_stop ;;
-  status) cmd_status ;;
-  *) die "usage: $PROG start|stop|status [COUNT]" ;;
-esac
+# Each node's memory as the host accounts it: its processes' resident memory
+# and the page cache charged to it (what the README's figure is).
+cmd_memory() {
+  local count i n d
+  count=$(recorded_count)
+  [ "$count" -gt 0 ] || die "no nodes are running"
+  printf '%-16s %10s %10s\n' NODE RSS_MIB CACHE_MIB
+  for ((i = 0; i < count; i++)); do
+    n=$(node_name "$i") d=/sys/fs/cgroup/memory/$CGROUP/$n
+    if [ -f "$d/memory.stat" ]; then
+      awk -v n="$n" '$1 == "total_rss" {r = $2} $1 == "total_cache" {c = $2}
+        END {printf "%-16s %10d %10d\n", n, r / 1048576, c / 1048576}' "$d/memory.stat"
+    else
+      d=/sys/fs/cgroup/unified/$CGROUP/$n
+      [ -f "$d/memory.stat" ] || die "no memory accounting for $n (no memory controller on $d)"
+      awk -v n="$n" '$1 == "anon" {r = $2} $1 == "file" {c = $2}
+        END {printf "%-16s %10d %10d\n", n, r / 1048576, c / 1048576}' "$d/memory.stat"
+    fi
+  done
+}
+
+main() {
+  case "${1:-}" in
+    start) cmd_start "${2:-}" ;;
+    stop) cmd_stop ;;
+    status) cmd_status ;;
+    memory) cmd_memory ;;
+    *) die "usage: $PROG start|stop|status|memory [COUNT]" ;;
+  esac
+}
+
+# Sourced (the unit tests), it only defines the functions.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

@@ -6,5 +6,5 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/lib.sh
 . "$here/lib.sh"
 [ $# -eq 2 ] || die "usage: nova-conf.sh NODE GROUP.OPTION (e.g. edpm-compute-0 libvirt.cpu_mode)"
-# The node runs the script with the environment's Python (nova installed); it reads it from stdin.
-"$here/ssh.sh" "$1" "'$ENV_DIR/kolla/python' - '$2'" <"$here/../tools/nova_conf.py"
+# nova's own python in the running nova_compute container reads the script from stdin.
+"$here/ssh.sh" "$1" "podman exec -i nova_compute python3 - '$2'" <"$here/../tools/nova_conf.py"

@@ -18,7 +18,7 @@ status=0
 for suite in "${suites[@]}"; do
   echo "== $suite tests"
   if [ "$suite" = integration ]; then
-    python -m pytest -q -p no:cacheprovider "${marks[@]}" "tests/$suite"
+    python -m pytest -q -p no:cacheprovider --durations=25 "${marks[@]}" "tests/$suite"
   else
     python -m pytest -q -p no:cacheprovider "tests/$suite"
   fi

@@ -15,8 +15,10 @@ A mutant only an integration test can catch names that test in
 `killed_by_integration` and is not run; so is one that changes nothing the
 program does (`equivalent` says which other layer does the same), kept so that
 the next reader need not try it again. Before anything runs, every old text
-must stand exactly once in its file: code that moved makes the list fail
-loudly rather than rot (tests/unit/test_mutants.py checks the same).
+must stand exactly once in its file, whitespace aside (a reformat keeps a
+mutant): code that moved makes the list fail loudly rather than rot. The unit
+suite checks the rest of the list (tests/unit/test_mutants.py), not the texts,
+so that a reformat never turns `make unit` red.
 
 Prints a table (mutant, killed or survived, by which tests); exits 1 when one
 survived, 2 when the list does not match the code or the unmutated tests fail.
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -85,6 +88,9 @@ ROLES = (f"{UNIT}/test_edpm_roles.py", f"{UNIT}/test_edpm_libvirt_role.py", f"{U
 # PlaybookRun: when a node is configured again, what a refresh finds, what it keeps.
 PLAYBOOK = (f"{UNIT}/test_playbook.py", f"{UNIT}/test_secret_marking.py", f"{UNIT}/test_components.py",
             f"{UNIT}/test_edpm_registry.py")
+# The Ansible runner: what a run reports (its events, failures, progress), its type and where it lived.
+RUNNER = (f"{UNIT}/test_run_events.py", f"{UNIT}/test_playbook.py", f"{UNIT}/test_runguard.py",
+          f"{UNIT}/test_dynamic_state.py")
 
 
 def _m(id_: str, file: str, old: str, new: str, breaks: str, tests: tuple[str, ...],
@@ -138,20 +144,22 @@ MUTANTS: tuple[Mutant, ...] = (
        "in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])",
        "in_namespace = pulumi.ResourceOptions(parent=self)",
        "the control plane's objects are created before their Namespace", PROGRAM),
-    _m("order-migration-key-after-namespace", "__main__.py",
-       '"nova-migration-ssh-key", settings,\n'
-       "    opts=pulumi.ResourceOptions(providers=[provider], depends_on=[control_plane.namespace]))",
-       '"nova-migration-ssh-key", settings,\n'
-       "    opts=pulumi.ResourceOptions(providers=[provider]))",
-       "the nova-migration-ssh-key Secret is created before its Namespace", PROGRAM),
-    _m("order-libvirt-secrets-after-namespace", "__main__.py",
-       'libvirt = LibvirtSecrets("libvirt", settings,\n'
-       "                         opts=pulumi.ResourceOptions(providers=[provider], "
-       "depends_on=[control_plane.namespace]))",
-       'libvirt = LibvirtSecrets("libvirt", settings,\n'
-       "                         opts=pulumi.ResourceOptions(providers=[provider]))",
-       "libvirt's Secrets (password, CA, node certificates) are created before their Namespace", PROGRAM),
-    _m("order-host-discovery-after-computes", "__main__.py",
+    _m("render-service-rules-at-preview", "components/settings/load.py",
+       "for path, message in spec.check(settings):", "for path, message in ():",
+       "a service's own rules (a metadata service for the agent's cell, a mounted file that would replace "
+       "one of nova's) are no longer reported at preview",
+       (f"{UNIT}/test_settings.py", f"{UNIT}/test_edpm_registry.py")),
+    _m("files-stack-part-given-to-its-service", "components/dataplane.py",
+       "return [(s, self.stack_parts.get(s.name)) for s in", "return [(s, None) for s in",
+       "a service's runs never get its stack part (nova's cell files, libvirt's Secrets)", PROGRAM),
+    _m("order-stack-parts-after-namespace", "components/edpm/context.py",
+       "depends_on=[self.namespace] if self.namespace else None)", "depends_on=None)",
+       "the services' stack parts (nova-migration-ssh-key, libvirt's Secrets) are created before their Namespace",
+       PROGRAM),
+    _m("order-stack-parts-namespace-given", "__main__.py",
+       "namespace=control_plane.namespace,", "",
+       "the data plane is not told the namespace: the services' Secrets are created before it", PROGRAM),
+    _m("order-host-discovery-after-computes", "components/dataplane.py",
        "depends_on=[s.runs[n.name][NOVA] for s, n in computes if NOVA in s.runs[n.name]],",
        "depends_on=[],",
        "a cell's host discovery runs before its computes are deployed", PROGRAM),
@@ -163,10 +171,11 @@ MUTANTS: tuple[Mutant, ...] = (
        "depends_on=[after] if after else []", "depends_on=[]",
        "a node's services run at once instead of each after the one before", PROGRAM),
     _m("order-node-marker-first", "components/dataplane.py",
-       "for service in (MARKER, *services):", "for service in (*services, MARKER):",
+       "for service, stack_part in ((MARKER, None), *services):",
+       "for service, stack_part in (*services, (MARKER, None)):",
        "the node marker runs last instead of first", PROGRAM),
-    _m("order-node-services-upstream-order", "components/edpm/registry.py",
-       "return tuple(sorted(result, key=lambda s: s.order or 0))", "return tuple(result)",
+    _m("order-node-services-upstream-order", "components/settings/services.py",
+       "return cls(tuple(sorted(result, key=lambda s: s.order or 0)))", "return cls(tuple(result))",
        "the built-in services run in module order, not upstream's (nova before ssh-known-hosts)",
        (*PROGRAM, f"{UNIT}/test_settings.py")),
     _m("order-cleanup-after-rollouts", "components/cleanup.py",
@@ -217,7 +226,7 @@ MUTANTS: tuple[Mutant, ...] = (
        "files: pulumi.Output[dict[str, str]] = pulumi.Output.unsecret(",
        "the registration Job's clouds.yaml (nova's keystone password) goes in clear text",
        _K8S_SECRET),
-    _m("secret-given-migration-key", "components/dataplane.py",
+    _m("secret-given-migration-key", "components/migrationkey.py",
        "self.private_key = pulumi.Output.secret(given.private_key.reveal())",
        "self.private_key = pulumi.Output.from_input(given.private_key.reveal())",
        "a migration private key from the stack config becomes a plain Output", PROGRAM),
@@ -235,30 +244,31 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("secret-given-value", "components/generated.py",
        "return pulumi.Output.secret(given)", "return pulumi.Output.from_input(given)",
        "a password from the stack config becomes a plain Output", PROGRAM),
-    _m("secret-run-ssh-key", "components/playbook.py",
+    _m("secret-run-ssh-key", "components/ansible_runner/playbook.py",
        '"ssh_private_key": secret(ssh_private_key),', '"ssh_private_key": ssh_private_key,',
        "a run's SSH key is kept as given, in clear text when given so", PLAYBOOK),
-    _m("secret-run-files", "components/playbook.py",
+    _m("secret-run-files", "components/ansible_runner/playbook.py",
        '"files": secret(files or {}),', '"files": files or {},',
        "a run's secret files are kept as given, in clear text when given so", PLAYBOOK),
-    _m("secret-run-shared-output", "components/playbook.py",
+    _m("secret-run-shared-output", "components/ansible_runner/playbook.py",
        "return pulumi.Output.secret(True).apply(lambda _: value)", "return value",
        "an Output many runs share goes into each run as given, in clear text when given so", PLAYBOOK),
-    _m("secret-shared-nova-files-per-cell", "components/edpm/services/nova.py",
-       "context.once((NAME, cell, tuple(sorted(secret_extra.items())), own_public), make)",
-       "context.once((NAME, cell), make)",
-       "nodes of a cell share one Output of nova's files even where their own snippets differ", PROGRAM),
-    _m("secret-shared-tls-certificate", "components/edpm/services/libvirt.py",
-       "files, public = (_files(context, stack.tls[node.name]) if tls",
-       "files, public = (context.once((NAME, \"files\"), lambda: _files(context, stack.tls[node.name])) if tls",
-       "TLS nodes of a node set share the first node's libvirt certificate", PROGRAM),
-    _m("secret-run-outputs", "components/playbook.py",
+    _m("secret-shared-inputs-by-their-parts", "components/dataplane.py",
+       'return ("derived", value.make, tuple(self._key(p) for p in value.parts), value.secret)',
+       'return ("derived", value.make, value.secret)',
+       "nodes share one Output of what a service derives even where its parts differ (a node's own "
+       "snippets, another cell's config, another node's TLS certificate)", PROGRAM),
+    _m("secret-shared-inputs-outputs-by-identity", "components/dataplane.py",
+       "        return _Identity(value)\n", '        return "an output"\n',
+       "nodes share what is derived from different Outputs (another cell's config, another node's "
+       "libvirt certificate)", PROGRAM),
+    _m("secret-run-outputs", "components/ansible_runner/playbook.py",
        'additional_secret_outputs=["ssh_private_key", "files"]', 'additional_secret_outputs=["ssh_private_key"]',
        "the engine keeps a run's secret files in clear text among its outputs", PLAYBOOK),
-    _m("secret-refresh-keeps-files", "components/playbook.py",
+    _m("secret-refresh-keeps-files", "components/ansible_runner/playbook.py",
        'for key in ("ssh_private_key", "files"):', 'for key in ("ssh_private_key",):',
        "a refresh writes a run's secret files back to state in clear text", PLAYBOOK),
-    _m("secret-refresh-marks", "components/playbook.py",
+    _m("secret-refresh-marks", "components/ansible_runner/playbook.py",
        'state[key] = {rpc._special_sig_key: rpc._special_secret_sig, "value": props.get(key)}',
        "state[key] = props.get(key)",
        "a refresh writes a run's SSH key and secret files back to state in clear text", PLAYBOOK),
@@ -269,7 +279,7 @@ MUTANTS: tuple[Mutant, ...] = (
        'additional_secret_outputs=["private_key"]', "additional_secret_outputs=[]",
        "the generated migration private key is kept in clear text in state", PROGRAM),
     _m("secret-ca-key", "components/certificates.py",
-       'additional_secret_outputs=["key_pem"]), opts)', "additional_secret_outputs=[]), opts)",
+       'additional_secret_outputs=["key_pem"]),\n', "additional_secret_outputs=[]),\n",
        "libvirt's CA key is kept in clear text in state", (*PROGRAM, f"{UNIT}/test_certificates.py")),
     _m("secret-certificate-ca-key", "components/certificates.py",
        'additional_secret_outputs=["key_pem", "ca_key_pem"]', 'additional_secret_outputs=["key_pem"]',
@@ -280,12 +290,11 @@ MUTANTS: tuple[Mutant, ...] = (
        "for name, text, is_secret in pairs if text.strip()}",
        "a customServiceConfig snippet that sets a secret option is also shown in preview", (*RENDER, *PROGRAM)),
     _m("secret-nova-snippet-copied-as-secret", "components/edpm/services/nova.py",
-       "context.secret_file_vars(node, SECRET_FILES_VAR, list(secret_extra)))",
-       "context.secret_file_vars(node, SECRET_FILES_VAR, []))",
+       "with_secret_files(given, SECRET_FILES_VAR, list(secret_extra))",
+       "with_secret_files(given, SECRET_FILES_VAR, [])",
        "edpm_nova copies a snippet with secret options 0644 and logs it", PROGRAM),
     _m("secret-metadata-snippet-copied-as-secret", "components/edpm/services/neutron_metadata.py",
-       'context.secret_file_vars(node, "edpm_neutron_metadata_secret_files", list(secret_extra))',
-       'context.secret_file_vars(node, "edpm_neutron_metadata_secret_files", [])',
+       "SECRET_FILES_VAR, list(secret_extra)),", "SECRET_FILES_VAR, []),",
        "edpm_neutron_metadata copies a snippet with secret options 0644 and logs it", PROGRAM),
     _m("secret-nova-role-no-log", "ansible/roles/edpm_nova/tasks/configure.yml",
        "  loop: \"{{ edpm_nova_dest_files | intersect(edpm_nova_all_secret_files) }}\"\n"
@@ -400,17 +409,17 @@ MUTANTS: tuple[Mutant, ...] = (
        "{','.join(lookup_name(n, port) for n in names)}", "{','.join(names)}",
        "off port 22, ssh never finds the peers' keys", RENDER),
     _m("render-nova-snippet-reaches-node", "components/edpm/services/nova.py",
-       "        **nova_extra_files(node_set, node),\n", "",
+       "            **nova_extra_files(node_set, node)}", "}",
        "nova's customServiceConfig never reaches the node", (*PROGRAM, *RENDER)),
     _m("render-nova-secret-snippet-reaches-node", "components/edpm/services/nova.py",
-       "own_files = own_files.apply(lambda f: {**f, **secret_extra})", "own_files = own_files",
+       "own_files = derive(_merged, own_files, secret_extra)", "own_files = own_files",
        "nova's customServiceConfig with secret options never reaches the node", (*PROGRAM, *RENDER)),
     _m("render-metadata-snippet-reaches-node", "components/edpm/services/neutron_metadata.py",
        "public = {**neutron_metadata_agent_files(layout, agent.ovn), **neutron_metadata_extra_files(node_set, node)}",
        "public = {**neutron_metadata_agent_files(layout, agent.ovn)}",
        "the neutron-metadata customServiceConfig never reaches the node", (*PROGRAM, *RENDER)),
     _m("render-metadata-secret-snippet-reaches-node", "components/edpm/services/neutron_metadata.py",
-       "metadata = metadata.apply(lambda files: {**files, **secret_extra})", "metadata = metadata",
+       "files=derive(_with_extra, metadata, secret_extra) if secret_extra else metadata,", "files=metadata,",
        "the neutron-metadata customServiceConfig with secret options never reaches the node", (*PROGRAM, *RENDER)),
     _m("render-host-specific-tls", "components/edpm/services/nova.py",
        "host_specific_conf(node.ansible_host, node.host_name, tls=node_set.tls_enabled)",
@@ -467,46 +476,110 @@ MUTANTS: tuple[Mutant, ...] = (
        "kolla copies only 0x- nova files: nova-compute never loads the customServiceConfig snippets", RENDER),
 
     # --- PlaybookRun: when a node is configured again ----------------------------------------
-    _m("run-roles-fingerprint-input", "components/playbook.py",
+    _m("run-roles-fingerprint-input", "components/ansible_runner/playbook.py",
        '"roles": roles_fingerprint(playbook),', '"roles": "",',
        "a run does not record the roles it runs with: a changed role re-runs nothing", PLAYBOOK),
-    _m("run-roles-are-a-run-input", "components/playbook.py",
+    _m("run-roles-are-a-run-input", "components/ansible_runner/playbook.py",
        'RUN_INPUTS = ("playbook", "roles", "host",', 'RUN_INPUTS = ("playbook", "host",',
        "a changed role re-runs nothing", PLAYBOOK),
-    _m("run-fingerprint-ansible-cfg", "components/playbook.py",
+    _m("run-fingerprint-ansible-cfg", "components/ansible_runner/playbook.py",
        'files = [ansible_dir / "ansible.cfg", ansible_dir / "playbooks" / playbook]',
        'files = [ansible_dir / "playbooks" / playbook, ansible_dir / "playbooks" / playbook]',
        "a changed ansible.cfg re-runs nothing", PLAYBOOK),
-    _m("run-fingerprint-nested-roles", "components/playbook.py",
+    _m("run-fingerprint-nested-roles", "components/ansible_runner/playbook.py",
        "            pending += role_files", "            pending += []",
        "a changed role that another role imports re-runs nothing", PLAYBOOK),
-    _m("run-fingerprint-content", "components/playbook.py",
+    _m("run-fingerprint-content", "components/ansible_runner/playbook.py",
        'digest.update(path.read_bytes() + b"\\0")', 'digest.update(b"\\0")',
        "an edited role file re-runs nothing (only names count)", PLAYBOOK),
-    _m("run-refresh-compares-roles", "components/playbook.py",
+    _m("run-refresh-compares-roles", "components/ansible_runner/playbook.py",
        'if props.get("roles") != roles_fingerprint(props["playbook"]):', "if False:",
        "a refresh checks a node with roles its run was not made with", PLAYBOOK),
-    _m("run-refresh-finds-drift", "components/playbook.py",
+    _m("run-refresh-finds-drift", "components/ansible_runner/playbook.py",
        'in_sync = run_playbook(props, check=True)["changed"] == 0', "in_sync = True",
        "a refresh never finds a drifted node", PLAYBOOK),
-    _m("run-drift-means-a-run", "components/playbook.py",
+    _m("run-drift-means-a-run", "components/ansible_runner/playbook.py",
        ' or olds.get("in_sync") is False', "",
        "a node a refresh found drifted is not configured again", PLAYBOOK),
-    _m("run-deployed-hash-covers-public-files", "components/playbook.py",
+    _m("run-deployed-hash-covers-public-files", "components/ansible_runner/playbook.py",
        '"deployed_hash": config_hash(all_files),', '"deployed_hash": config_hash(props.get("files", {})),',
        "deployedHashes ignore the files shown in preview (nova's own config, the agent's files)", PLAYBOOK),
-    _m("run-recorded-results-kept", "components/playbook.py",
+    _m("run-recorded-results-kept", "components/ansible_runner/playbook.py",
        "return UpdateResult(outs={**news, **{key: olds.get(key) for key in _RESULTS}})",
        "return UpdateResult(outs={**news})",
        "recording a new URN forgets the last run's hash and in-sync state", PLAYBOOK),
+
+    # --- the Ansible runner: what a run reports, and stacks made before its type names ----------
+    _m("run-events-no-log-censored", "ansible/callback_plugins/openstack_nova_events.py",
+       "            if _censored(result):", "            if False:",
+       "a failed task with no_log writes its output (secrets) to the run's events and its failure message", RUNNER),
+    _m("run-ignored-failure-is-no-failure", "components/ansible_runner/events.py",
+       ' and not event.get("ignored"):', ":",
+       "a failure Ansible ignored (ignore_errors) is reported as what stopped the run", RUNNER),
+    _m("run-failure-names-the-failed-task", "components/ansible_runner/failures.py",
+       'stop = (run.get("failure") if failed else None) or run', "stop = run",
+       "a failure names the task started last, not the one that failed", RUNNER),
+    _m("run-failure-says-what-the-command-said", "components/ansible_runner/failures.py",
+       'lines += [f"  {line}" for line in output.splitlines()[-OUTPUT_LINES:]]', "lines += []",
+       "a failed command's failure leaves out what the command said", RUNNER),
+    _m("run-no-recap-is-no-success", "components/ansible_runner/failures.py",
+       'if (run or {}).get("stats") is None:', "if False:",
+       "a run Ansible reported nothing of (its callback not loaded) passes as one that changed nothing, and a "
+       "refresh finds such a node in sync", RUNNER),
+    _m("run-recap-from-events", "components/ansible_runner/playbook.py",
+       'changed, ok = int(recap.get("changed", 0)), int(recap.get("ok", 0))',
+       'changed, ok = 0, int(recap.get("ok", 0))',
+       "a run that changed its node reports no change: a refresh never finds drift", RUNNER),
+    _m("run-progress-while-running", "components/ansible_runner/runguard.py",
+       "            self.read_events()\n            time.sleep(0.2)", "            time.sleep(0.2)",
+       "a run's progress shows only once it has ended", RUNNER),
+    _m("run-legacy-type-alias", "components/dynamictypes.py",
+       "aliases=[pulumi.Alias(type_=LEGACY_TYPE)]", "aliases=[]",
+       "every dynamic resource of an existing stack is replaced: its node's services stopped and configured "
+       "anew, its generated passwords, keys and certificates made again", RUNNER),
+    _m("run-renamed-urn-records-nothing", "components/ansible_runner/playbook.py",
+       '\n                    and not (key == "state_urn" and renamed_urn(str(olds.get(key)), TYPE) == news.get(key))',
+       "", "every PlaybookRun of an existing stack is updated once, to record its new URN", RUNNER),
+    _m("run-old-module-path", "components/playbook.py",
+       "from components.ansible_runner.playbook import _PlaybookProvider\n", "_PlaybookProvider = None\n",
+       "a stack made before the runner moved cannot delete or refresh its runs: their provider does not load",
+       RUNNER),
 )
 
 
 # --- checking the list ------------------------------------------------------------------------
 
-def problems(mutants: Sequence[Mutant] = MUTANTS, root: Path = ROOT) -> list[str]:
-    """What is wrong with the list against the tree at `root`: old texts that moved, selections
-    that name no test file, integration tests that do not exist, ids given twice."""
+def _pattern(old: str) -> re.Pattern[str]:
+    """`old` as it stands in its file however it is laid out: whitespace inside it, and after an
+    opening bracket or a comma or before a closing one, matches any whitespace (or none), so a
+    reformat that wraps or indents the code keeps the mutant. Whitespace at its ends is matched as
+    it is (an indentation the new text keeps)."""
+    core = old.strip()
+    lead, trail = old[:len(old) - len(old.lstrip())], old[len(old.rstrip()):]
+    parts: list[str] = [re.escape(lead)]
+    for char in core:
+        if char.isspace():
+            if parts[-1:] != [r"\s*"]:
+                parts.append(r"\s*")
+            continue
+        if char in ")]}" and parts[-1:] != [r"\s*"]:
+            parts.append(r"\s*")
+        parts.append(re.escape(char))
+        if char in "([{,":
+            parts.append(r"\s*")
+    parts.append(re.escape(trail))
+    return re.compile("".join(parts))
+
+
+def occurrences(mutant: Mutant, text: str) -> list[re.Match[str]]:
+    """Where the mutant's old text stands in `text`."""
+    return list(_pattern(mutant.old).finditer(text))
+
+
+def problems(mutants: Sequence[Mutant] = MUTANTS, root: Path = ROOT, *, texts: bool = True) -> list[str]:
+    """What is wrong with the list against the tree at `root`: old texts that moved (with `texts`:
+    what `make mutants` checks before it runs them), selections that name no test file,
+    integration tests that do not exist, ids given twice."""
     found: list[str] = []
     seen: set[str] = set()
     for m in mutants:
@@ -521,8 +594,8 @@ def problems(mutants: Sequence[Mutant] = MUTANTS, root: Path = ROOT) -> list[str
         path = root / m.file
         if not path.is_file():
             found.append(f"{where}: no such file")
-        else:
-            count = path.read_text().count(m.old)
+        elif texts:
+            count = len(occurrences(m, path.read_text()))
             if count != 1:
                 found.append(f"{where}: the old text stands {count} times, not once: the code moved; "
                              f"update the entry\n    old text: {m.old!r}")
@@ -572,9 +645,11 @@ def applied(mutant: Mutant, tree: Path) -> Iterator[None]:
     """`mutant` applied to the copy `tree`, restored after whatever happens."""
     path = tree / mutant.file
     original = path.read_text()
-    if original.count(mutant.old) != 1:
+    found = occurrences(mutant, original)
+    if len(found) != 1:
         raise ValueError(f"{mutant.id}: the old text does not stand once in {mutant.file}")
-    path.write_text(original.replace(mutant.old, mutant.new))
+    start, end = found[0].span()
+    path.write_text(original[:start] + mutant.new + original[end:])
     try:
         yield
     finally:

@@ -1,22 +1,17 @@
-"""What the services' runs draw on: the stack's inputs, and those of one node set."""
+"""What the services draw on: the stack's (`StackContext`, once per stack) and a node set's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
-from components.settings import Node, NodeSet
-
-if TYPE_CHECKING:
-    from components.libvirt import LibvirtFiles
-    from components.mountedfiles import NodeSetFiles
-
-    from .services.neutron_metadata import NeutronMetadataAgent
-
-T = TypeVar("T")
+from components import k8s as kube
+from components.mountedfiles import NodeSetFiles
+from components.settings import Node, NodeSet, Settings
 
 
 @dataclass(frozen=True)
@@ -25,40 +20,44 @@ class ControlPlaneFiles:
 
     compute_configs: Mapping[str, pulumi.Output[dict[str, str]]]  # per cell
     metadata_configs: Mapping[str | None, pulumi.Output[dict[str, str]]]  # None: the top-level metadata
-    migration_private_key: pulumi.Output[str]
-    migration_public_key: pulumi.Output[str]
 
 
 @dataclass(frozen=True)
-class StackInputs:
-    """What the services get from the whole stack, the same for every node set."""
+class StackContext:
+    """What a service's stack part is made from: the stack's settings, the control plane's files,
+    and where its Kubernetes objects go (the stack's provider, after its namespace)."""
 
+    settings: Settings
     control_plane: ControlPlaneFiles
-    known_hosts_block: str  # the host keys of every node of the stack
-    neutron_metadata: NeutronMetadataAgent
-    compute_image: str  # images.compute, unless a node's ansibleVars name another
-    libvirt: LibvirtFiles
+    provider: k8s.Provider | None = None  # None: the default provider
+    namespace: pulumi.Resource | None = None  # None: made elsewhere
+
+    @property
+    def target(self) -> kube.Target:
+        """Where the stack parts' Kubernetes objects go."""
+        return kube.Target(self.settings.namespace, self.settings.kubernetes.skip_await)
+
+    def in_namespace(self) -> pulumi.ResourceOptions:
+        """Options of a stack part's Kubernetes objects: the stack's provider, after its namespace."""
+        return pulumi.ResourceOptions(providers=[self.provider] if self.provider else None,
+                                      depends_on=[self.namespace] if self.namespace else None)
 
 
 class NodeSetContext:
     """What a service's run on a node of one node set draws on."""
 
-    def __init__(self, node_set: NodeSet, stack: StackInputs, mounted: NodeSetFiles) -> None:
+    def __init__(self, node_set: NodeSet, stack: Any, mounted: NodeSetFiles) -> None:
         self.node_set = node_set
-        self.stack = stack
+        self.stack = stack  # the service's stack part
         self.mounted = mounted  # the files its extraMounts give its services
-        self._once: dict[Hashable, Any] = {}
 
-    def once(self, key: Hashable, make: Callable[[], T]) -> T:
-        """`make()`, made once per node set and `key`: e.g. one Output per cell, not one per node
-        (each Output costs the program a little)."""
-        if key not in self._once:
-            self._once[key] = make()
-        return cast(T, self._once[key])
+    def secret_file_names(self, node: Node, variable: str) -> list[str]:
+        """The node's ansibleVars' list of secret file names `variable` (its node set's, unless its own)."""
+        return list({**self.node_set.node_template.ansible_vars, **node.ansible_vars}.get(variable) or [])
 
-    def secret_file_vars(self, node: Node, variable: str, names: list[str]) -> dict[str, Any]:
-        """The role's list of secret file names `variable`, with `names` added (nothing when none)."""
-        if not names:
-            return {}
-        given = {**self.node_set.node_template.ansible_vars, **node.ansible_vars}.get(variable) or []
-        return {variable: sorted({*given, *names})}
+
+def with_secret_files(given: list[str], variable: str, names: list[str]) -> dict[str, Any]:
+    """The role's list of secret file names `variable`: `given` with `names` added (nothing when none)."""
+    if not names:
+        return {}
+    return {variable: sorted({*given, *names})}

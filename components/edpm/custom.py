@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from components.settings import CustomService, Node
+from components.settings import CustomService, Node, ServiceSpec
 
 from .service import EdpmService, RunInputs
 
@@ -19,4 +19,4 @@ def custom_service(service: CustomService) -> EdpmService:
     def node_inputs(_context: NodeSetContext, _node: Node) -> RunInputs:
         return RunInputs(public_files=dict(service.files), variables={"edpm_service_name": service.name})
 
-    return EdpmService(name=service.name, playbook=service.playbook, node_inputs=node_inputs)
+    return EdpmService(ServiceSpec(name=service.name, playbook=service.playbook), node_inputs=node_inputs)

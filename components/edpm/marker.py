@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from components.settings import Node
+from components.settings import Node, ServiceSpec
 
 from .context import NodeSetContext
 from .service import EdpmService, RunInputs
@@ -16,4 +16,4 @@ def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
     return RunInputs(public_files={"edpm-node.json": json.dumps(marker, indent=2) + "\n"})
 
 
-MARKER = EdpmService(name="marker", playbook="node-marker.yml", node_inputs=_node_inputs)
+MARKER = EdpmService(ServiceSpec(name="marker", playbook="node-marker.yml"), node_inputs=_node_inputs)

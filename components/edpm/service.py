@@ -1,9 +1,11 @@
-"""`EdpmService`: what one service is and does on an EDPM node, declared once.
+"""`EdpmService`: one service on EDPM nodes, declared once, in one module.
 
 A built-in service is a module of `components/edpm/services/` that defines
-`SERVICE`; the registry finds it there. The stack config's checks take its
-name, its place in upstream's order and its own rules from that object, and
-`EdpmNodeSet` makes one `PlaybookRun` per node from it.
+`SERVICE`: its `ServiceSpec` (what the stack config knows of it: name,
+playbooks, place in upstream's order, its own rules), its stack part (`stack`,
+made once per stack from what the data plane is given) and what each node's
+run gets (`node_inputs`). The registry finds it there; `EdpmDataPlane` makes
+its stack part once and `EdpmNodeSet` one `PlaybookRun` per node from it.
 """
 
 from __future__ import annotations
@@ -12,64 +14,65 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import pulumi
-
-from components.settings import Node
+from components.settings import MountPoint, Node, RunsBefore, ServiceSpec
 
 if TYPE_CHECKING:
-    from .context import NodeSetContext
+    from .context import NodeSetContext, StackContext
+
+__all__ = ["Derived", "EdpmService", "MountPoint", "RunInputs", "RunsBefore", "ServiceSpec", "derive"]
+
+
+@dataclass(frozen=True, eq=False)
+class Derived:
+    """`make(*values)` of `parts` (Outputs, other `Derived`, or plain values), made into an Output
+    by the node set: nodes whose inputs derive the same thing from the same parts share one
+    Output, so a service writes plain functions of plain values and the node set minds the cost
+    of Outputs. `secret`: True marks it secret, False not, None as its parts make it."""
+
+    make: Callable[..., Any]
+    parts: tuple[Any, ...]
+    secret: bool | None = None
+
+
+def derive(make: Callable[..., Any], *parts: Any, secret: bool | None = None) -> Derived:
+    return Derived(make, parts, secret)
 
 
 @dataclass(frozen=True)
 class RunInputs:
-    """What one node's run of a service hands to its playbook, besides the node itself."""
+    """What one node's run of a service hands to its playbook, besides the node itself. Each may
+    be a plain value, an Output or a `Derived` (the variables' values too)."""
 
-    files: pulumi.Input[Mapping[str, str]] | None = None  # secret: masked in preview, 0600 on the node
-    public_files: pulumi.Input[Mapping[str, str]] | None = None  # shown in preview line by line
-    variables: pulumi.Input[Mapping[str, pulumi.Input[Any]]] | None = None  # the playbook's extra variables
+    files: Any = None  # secret: masked in preview, 0600 on the node
+    public_files: Any = None  # shown in preview line by line
+    variables: Mapping[str, Any] | Derived | None = None  # the playbook's extra variables
     # the node's variables unless its ansibleVars set them (as upstream's inventory sets image variables)
     default_host_vars: Mapping[str, str] | None = None
 
 
-@dataclass(frozen=True)
-class MountPoint:
-    """Where an extraMounts entry mounts files for the service to get them (where upstream's
-    Ansible pod has them), and what the node set is told when it does not list the service."""
-
-    path: str
-    what: str  # for messages: "the Ceph client files"
-    # the problem of a node set that lists its services without this one: (where the files come
-    # from, the services the node set would run had it listed none) -> message
-    unlisted: Callable[[str, tuple[str, ...]], str]
-    # what is wrong with a mounted file's name, if anything (e.g. a file the service never reads)
-    file_problem: Callable[[str], str | None] | None = None
-
-
-@dataclass(frozen=True)
-class RunsBefore:
-    """The service must run before `service` when a node set lists both, for `reason`."""
-
-    service: str
-    reason: str
+def _no_stack_part(_stack: StackContext) -> None:
+    return None
 
 
 @dataclass(frozen=True)
 class EdpmService:
-    """One service a node set may run on its nodes: its playbooks and what each node's run gets.
+    """One service a node set may run on its nodes: its spec, its stack part and each node's inputs.
 
-    `order` and `default` place a built-in service: its position in upstream's order of the
-    built-in services (a node set's services run in the order it lists them), and whether a node
-    set that lists none runs it. `runs_before` and `mounts` are its own rules, which the stack
-    config's checks apply at preview.
-    """
+    `stack(stack_context)` is made once per stack (for a built-in service, listed or not); its
+    node sets' contexts hold it as `context.stack`."""
 
-    name: str
-    playbook: str  # under ansible/playbooks/
+    spec: ServiceSpec
     node_inputs: Callable[[NodeSetContext, Node], RunInputs]
-    stop_playbook: str | None = None  # run when a node leaves the service
-    order: int | None = None  # None: not a built-in service (the marker, a custom service)
-    default: bool = False
-    runs_before: tuple[RunsBefore, ...] = ()
-    mounts: MountPoint | None = None  # extraMounts can give it files
-    # it gives every node the host keys of nodeTemplate.knownHostsFile (that key's problem says so)
-    shares_known_hosts: bool = False
+    stack: Callable[[StackContext], Any] = _no_stack_part
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def playbook(self) -> str:
+        return self.spec.playbook
+
+    @property
+    def stop_playbook(self) -> str | None:
+        return self.spec.stop_playbook

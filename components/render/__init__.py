@@ -33,11 +33,13 @@ from .nova_conf import (
     NovaService,
     Runtime,
     compute_config_files,
+    compute_config_names,
     host_specific_conf,
     novncproxy_base_url,
     service_config_files,
     service_template,
 )
+from .scope import NovaScope
 from .service_cleanup import CLEANUP_SCRIPT, service_cleanup_files, service_cleanup_plan
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "CephSecret",
     "CephSecretError",
     "Credentials",
+    "NovaScope",
     "NovaService",
     "Runtime",
     "agent_layout",
@@ -65,6 +68,7 @@ __all__ = [
     "ceph_secrets",
     "compute_config_files",
     "compute_config_json",
+    "compute_config_names",
     "compute_endpoints",
     "config_hash",
     "database_url",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from components.settings import Settings
+from components.settings import Keystone
 
 from . import names
 from .engine import TEMPLATES, render
@@ -22,38 +22,37 @@ CLOUDS_YAML = "clouds.yaml"
 REGISTRATION_JSON = "keystone-registration.json"
 
 
-def compute_endpoints(settings: Settings) -> dict[str, str]:
-    """The compute API's public and internal endpoint URLs, as nova-operator forms them."""
+def compute_endpoints(namespace: str) -> dict[str, str]:
+    """The compute API's public and internal endpoint URLs in `namespace`, as nova-operator forms them."""
     return {
-        interface: f"http://{names.service_host(service, settings.namespace)}:{names.API_PORT}/v2.1"
+        interface: f"http://{names.service_host(service, namespace)}:{names.API_PORT}/v2.1"
         for interface, service in (("public", names.API_PUBLIC_SERVICE), ("internal", names.API_INTERNAL_SERVICE))
     }
 
 
-def registration(settings: Settings) -> dict[str, object]:
+def registration(keystone: Keystone, namespace: str) -> dict[str, object]:
     """What the registration Job converges Keystone to (no secrets)."""
     return {
         "name": SERVICE_NAME,
         "type": SERVICE_TYPE,
         "description": SERVICE_DESCRIPTION,
-        "region": settings.nova.keystone.region,
-        "endpoints": compute_endpoints(settings),
+        "region": keystone.region,
+        "endpoints": compute_endpoints(namespace),
     }
 
 
-def clouds_yaml(settings: Settings, password: str) -> str:
+def clouds_yaml(keystone: Keystone, password: str) -> str:
     """The nova service user as openstacksdk's cloud `nova`, for the Jobs that call OpenStack APIs."""
-    keystone = settings.nova.keystone
     return render(CLOUDS_YAML + ".j2", keystone={
         "internal_url": keystone.internal_url, "username": keystone.service_user,
         "password": password, "region": keystone.region,
     })
 
 
-def keystone_registration_files(settings: Settings, password: str) -> dict[str, str]:
+def keystone_registration_files(keystone: Keystone, namespace: str, password: str) -> dict[str, str]:
     """The files of the registration Job's Secret: the script, what to register, and the credentials."""
     return {
         REGISTER_SCRIPT: (TEMPLATES / REGISTER_SCRIPT).read_text(),
-        REGISTRATION_JSON: json.dumps(registration(settings), indent=2, sort_keys=True) + "\n",
-        CLOUDS_YAML: clouds_yaml(settings, password),
+        REGISTRATION_JSON: json.dumps(registration(keystone, namespace), indent=2, sort_keys=True) + "\n",
+        CLOUDS_YAML: clouds_yaml(keystone, password),
     }

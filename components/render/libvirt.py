@@ -14,6 +14,8 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from components.settings.model import QEMU_MAX_FILES, QEMU_MAX_PROCESSES
+
 from .engine import render
 
 # The daemons a compute runs, one config file each.
@@ -59,10 +61,12 @@ def firewall_rules(*, tls: bool) -> str:
     return render("libvirt/firewall.yaml.j2", rules=rules)
 
 
-def libvirt_config_files(*, tls: bool) -> dict[str, str]:
+def libvirt_config_files(*, tls: bool, qemu_max_processes: int = QEMU_MAX_PROCESSES,
+                         qemu_max_files: int = QEMU_MAX_FILES) -> dict[str, str]:
     """File name -> content of a compute's libvirt files that hold no secret."""
     files = {f"{daemon}.conf": _daemon_conf(daemon, tls) for daemon in LIBVIRT_DAEMONS}
-    files["qemu.conf"] = render("libvirt/qemu.conf.j2", migration_ports=MIGRATION_PORTS)
+    files["qemu.conf"] = render("libvirt/qemu.conf.j2", migration_ports=MIGRATION_PORTS,
+                                max_processes=qemu_max_processes, max_files=qemu_max_files)
     files[SASL_CONF] = render("libvirt/sasl2-libvirt.conf.j2")
     files[FIREWALL_RULES] = firewall_rules(tls=tls)
     return files

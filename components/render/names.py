@@ -1,10 +1,10 @@
 """Kubernetes names, following nova-operator (operators.md 1.1 and 1.6).
 
 The Nova CR is always called "nova", so a cell's objects are "nova-<cell>-...".
-Services (our choice; nova-operator derives them from its endpoint types):
+Services, as nova-operator names them:
   nova-internal / nova-public             API, port 8774
   nova-metadata-internal                  top-level metadata, port 8775
-  nova-<cell>-metadata-internal           per-cell metadata, port 8775
+  nova-metadata-<cell>-internal           per-cell metadata, port 8775
   nova-novncproxy-<cell>-public           noVNC proxy, port 6080
 """
 
@@ -91,7 +91,9 @@ def metadata_neutron_secret_name(cell: str | None) -> str:
 
 
 def metadata_service(cell: str | None) -> str:
-    return f"{metadata(cell)}-internal"
+    """The metadata service's Service, as upstream names it: nova-metadata-internal, or
+    nova-metadata-<cell>-internal for a cell's (the neutron agents of its nodes reach it)."""
+    return "nova-metadata-internal" if cell is None else f"nova-metadata-{cell}-internal"
 
 
 def novncproxy_service(cell: str) -> str:

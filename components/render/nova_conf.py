@@ -7,17 +7,22 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from components.settings import CELL0, Cell, Nova, ServiceTemplate, Settings
+from components.settings import CELL0, Cell, Nova, ServiceTemplate
 from components.settings.releases import NovaRelease, WsgiApp
 
 from . import kolla, names
 from .credentials import Credentials, database_url
 from .engine import render
+from .scope import NovaScope
 
 NOVA_CONF = "01-nova.conf"
 OVERRIDE_CONF = "02-nova-override.conf"
 BLANK_CONF = "nova-blank.conf"
 HOST_SPECIFIC_CONF = "02-nova-host-specific.conf"
+# the other files of a cell's compute config Secret
+_COMPUTE_KOLLA = "nova-compute-config.json"
+_BUS_USER = "rabbitmq_user_name"
+_NOTIFICATIONS_USER = "notification_rabbitmq_user_name"
 
 
 class NovaService(StrEnum):
@@ -58,7 +63,7 @@ RUNTIMES = {
 @dataclass(frozen=True)
 class Placement:
     """Where a service runs, and which service template of the settings configures it there:
-    `top_level` picks it from settings.nova, `per_cell` from a cell; None: it does not run there."""
+    `top_level` picks it from nova's settings, `per_cell` from a cell; None: it does not run there."""
 
     top_level: Callable[[Nova], ServiceTemplate] | None = None
     per_cell: Callable[[Cell], ServiceTemplate] | None = None
@@ -76,14 +81,14 @@ SERVICE_TEMPLATES: dict[NovaService, Placement] = {
 }
 
 
-def service_template(settings: Settings, service: NovaService, cell: Cell | None) -> ServiceTemplate:
+def service_template(scope: NovaScope, service: NovaService, cell: Cell | None) -> ServiceTemplate:
     """The template of `service` at the top level (`cell` None) or in `cell`; ValueError
     where the service does not run."""
     placement = SERVICE_TEMPLATES[service]
     if cell is None:
         if placement.top_level is None:
             raise ValueError(f"{service} runs in a cell; pass the cell")
-        return placement.top_level(settings.nova)
+        return placement.top_level(scope.nova)
     if placement.per_cell is None:
         raise ValueError(f"{service} is not a per-cell service")
     return placement.per_cell(cell)
@@ -99,37 +104,38 @@ class _Wiring:
     api_database: str | None
 
 
-def _cell_database(settings: Settings, cell: Cell, creds: Credentials) -> str:
+def _cell_database(scope: NovaScope, cell: Cell, creds: Credentials) -> str:
     return database_url(
         cell.database.account,
         creds.db_password(cell.name),
         cell.database.instance,
-        settings.namespace,
+        scope.namespace,
         names.database_name(cell.name),
     )
 
 
-def _wiring(settings: Settings, service: NovaService, cell: Cell | None, creds: Credentials) -> _Wiring:
-    ns = settings.nova
+def _wiring(scope: NovaScope, service: NovaService, cell: Cell | None, creds: Credentials) -> _Wiring:
+    ns = scope.nova
     api_db = database_url(
         ns.api_database.account,
         creds.api_db_password,
         ns.api_database.instance,
-        settings.namespace,
+        scope.namespace,
         names.database_name(None),
     )
     if cell is None:  # api, scheduler, top-level metadata: API bus, API database, cell0's database
         return _Wiring(creds.api_transport_url, ns.messaging_bus.quorum_queues,
-                       _cell_database(settings, ns.cell(CELL0), creds), api_db)
-    cell_db = _cell_database(settings, cell, creds)
-    # cell0's conductor is the superconductor: on the API bus, with API access
-    needs_api_db = service != NovaService.NOVNCPROXY and (cell.is_cell0 or cell.has_api_access)
+                       _cell_database(scope, ns.cell(CELL0), creds), api_db)
+    cell_db = _cell_database(scope, cell, creds)
+    # cell0's conductor is the superconductor: on the API bus, with API access. A cell's metadata
+    # service answers from the cell's database alone (local_metadata_per_cell), as upstream's
+    needs_api_db = service == NovaService.CONDUCTOR and (cell.is_cell0 or cell.has_api_access)
     return _Wiring(creds.transport_url(cell.name), cell.messaging_bus.quorum_queues, cell_db,
                    api_db if needs_api_db else None)
 
 
-def _keystone(settings: Settings, creds: Credentials) -> dict[str, str]:
-    keystone = settings.nova.keystone
+def _keystone(scope: NovaScope, creds: Credentials) -> dict[str, str]:
+    keystone = scope.nova.keystone
     return {
         "internal_url": keystone.internal_url,
         "public_url": keystone.public_url,
@@ -139,10 +145,10 @@ def _keystone(settings: Settings, creds: Credentials) -> dict[str, str]:
     }
 
 
-def _nova_conf(settings: Settings, service: str, creds: Credentials, *, quorum_queues: bool, **context: Any) -> str:
+def _nova_conf(scope: NovaScope, service: str, creds: Credentials, *, quorum_queues: bool, **context: Any) -> str:
     """01-nova.conf of `service`; `quorum_queues`: its RPC bus serves quorum queues (upstream
     takes this from the bus's TransportURL, so notifications follow the RPC bus)."""
-    if (settings.nova.notifications_bus is None) != (creds.notification_transport_url is None):
+    if (scope.nova.notifications_bus is None) != (creds.notification_transport_url is None):
         raise ValueError("notification_transport_url must be given exactly when nova.notificationsBus is set")
     defaults: dict[str, Any] = {
         "database": None,
@@ -157,24 +163,24 @@ def _nova_conf(settings: Settings, service: str, creds: Credentials, *, quorum_q
         "nova.conf.j2",
         **{**defaults, **context},
         service=service,
-        release=settings.images.release,
+        release=scope.images.release,
         quorum_queues=quorum_queues,
-        keystone=_keystone(settings, creds),
-        memcached_servers=names.memcached_servers(settings.nova.memcached_instance, settings.namespace),
+        keystone=_keystone(scope, creds),
+        memcached_servers=names.memcached_servers(scope.nova.memcached_instance, scope.namespace),
     )
 
 
 def service_config_files(
-    settings: Settings, service: NovaService, cell: Cell | None, creds: Credentials
+    scope: NovaScope, service: NovaService, cell: Cell | None, creds: Credentials
 ) -> dict[str, str]:
     """The `<service>-config-data` Secret of a control-plane service."""
-    template = service_template(settings, service, cell)
+    template = service_template(scope, service, cell)
     if not template.enabled:
         where = f"cell {cell.name}" if cell else "the top level"
         raise ValueError(f"{service} is disabled at {where}")
-    wiring = _wiring(settings, service, cell, creds)
+    wiring = _wiring(scope, service, cell, creds)
     conf = _nova_conf(
-        settings,
+        scope,
         service.value,
         creds,
         transport_url=wiring.transport_url,
@@ -193,7 +199,7 @@ def service_config_files(
         files["my.cnf"] = render("my.cnf.j2")
     runtime = RUNTIMES[service]
     if runtime.wsgi_app:
-        files.update(_wsgi_files(settings, service, runtime.port, runtime.wsgi_app(settings.images.release)))
+        files.update(_wsgi_files(scope, service, runtime.port, runtime.wsgi_app(scope.images.release)))
     files["config.json"] = kolla.service_config_json(
         runtime.command, uses_database=uses_db, wsgi=_wsgi_names(service) if runtime.wsgi_app else None)
     return files
@@ -204,48 +210,54 @@ def _wsgi_names(service: NovaService) -> kolla.WsgiFiles:
                            entry=f"{service.value}-wsgi", entry_dir=WSGI_DIR)
 
 
-def _wsgi_files(settings: Settings, service: NovaService, port: int | None, app: WsgiApp) -> dict[str, str]:
+def _wsgi_files(scope: NovaScope, service: NovaService, port: int | None, app: WsgiApp) -> dict[str, str]:
     """httpd.conf, the vhost and the WSGI entry file of a WSGI API serving `app` on `port`."""
     wsgi = _wsgi_names(service)
     return {
         wsgi.httpd_conf: render("httpd.conf.j2", service=service.value),
         wsgi.vhost_conf: render("nova-wsgi.conf.j2", service=service.value, port=port,
-                                timeout=settings.nova.api_timeout, script=f"{WSGI_DIR}/{wsgi.entry}",
+                                timeout=scope.nova.api_timeout, script=f"{WSGI_DIR}/{wsgi.entry}",
                                 script_dir=WSGI_DIR),
         wsgi.entry: render("nova-wsgi.py.j2", service=service.value, app=app),
     }
 
 
-def novncproxy_base_url(settings: Settings, cell: Cell) -> str | None:
+def novncproxy_base_url(scope: NovaScope, cell: Cell) -> str | None:
     """The URL computes of `cell` hand to clients for consoles; None without a proxy."""
     if not cell.novncproxy.enabled:
         return None
-    host = names.service_host(names.novncproxy_service(cell.name), settings.namespace)
+    host = names.service_host(names.novncproxy_service(cell.name), scope.namespace)
     return f"http://{host}:{names.NOVNCPROXY_PORT}/vnc_lite.html"
 
 
-def compute_config_files(settings: Settings, cell: Cell, creds: Credentials) -> dict[str, str]:
+def compute_config_files(scope: NovaScope, cell: Cell, creds: Credentials) -> dict[str, str]:
     """The `nova-<cell>-compute-config` Secret for the cell's EDPM computes."""
     if cell.is_cell0:
         raise ValueError("cell0 has no computes")
     conf = _nova_conf(
-        settings,
+        scope,
         "nova-compute",
         creds,
         transport_url=creds.transport_url(cell.name),
         quorum_queues=cell.messaging_bus.quorum_queues,
-        novncproxy_base_url=novncproxy_base_url(settings, cell),
+        novncproxy_base_url=novncproxy_base_url(scope, cell),
     )
     files = {
         NOVA_CONF: conf,
         BLANK_CONF: "",
-        "nova-compute-config.json": kolla.compute_config_json(),
+        _COMPUTE_KOLLA: kolla.compute_config_json(),
         # lets the bus owner see which users are in use, as nova-operator does
-        "rabbitmq_user_name": cell.messaging_bus.user,
+        _BUS_USER: cell.messaging_bus.user,
     }
-    if settings.nova.notifications_bus is not None:
-        files["notification_rabbitmq_user_name"] = settings.nova.notifications_bus.user
+    if scope.nova.notifications_bus is not None:
+        files[_NOTIFICATIONS_USER] = scope.nova.notifications_bus.user
     return files
+
+
+def compute_config_names(scope: NovaScope) -> frozenset[str]:
+    """The names of `compute_config_files`' files, known before any is rendered."""
+    names = {NOVA_CONF, BLANK_CONF, _COMPUTE_KOLLA, _BUS_USER}
+    return frozenset({*names, _NOTIFICATIONS_USER} if scope.nova.notifications_bus is not None else names)
 
 
 def host_specific_conf(my_ip: str, host: str, *, tls: bool) -> str:

@@ -16,7 +16,7 @@ import json
 import re
 from typing import Any
 
-from components.settings import Settings
+from components.settings import Nova
 
 from . import names
 from .engine import TEMPLATES
@@ -28,10 +28,9 @@ CLEANUP_PLAN = "nova-service-cleanup.json"
 MICROVERSION = "2.53"
 
 
-def service_cleanup_plan(settings: Settings) -> dict[str, Any]:
+def service_cleanup_plan(nova: Nova) -> dict[str, Any]:
     """Per binary: which StatefulSet names are this program's (`owned`, a regex) and
     the replicas of each that runs now. No secrets."""
-    nova = settings.nova
     conductors = {names.conductor(c.name): c.conductor.replicas for c in nova.cells}
     schedulers = {names.SCHEDULER: nova.scheduler.replicas}
     return {
@@ -44,10 +43,10 @@ def service_cleanup_plan(settings: Settings) -> dict[str, Any]:
     }
 
 
-def service_cleanup_files(settings: Settings, password: str) -> dict[str, str]:
+def service_cleanup_files(nova: Nova, password: str) -> dict[str, str]:
     """The files of the cleanup Job's Secret: the script, its plan and the nova user's credentials."""
     return {
         CLEANUP_SCRIPT: (TEMPLATES / CLEANUP_SCRIPT).read_text(),
-        CLEANUP_PLAN: json.dumps(service_cleanup_plan(settings), indent=2, sort_keys=True) + "\n",
-        CLOUDS_YAML: clouds_yaml(settings, password),
+        CLEANUP_PLAN: json.dumps(service_cleanup_plan(nova), indent=2, sort_keys=True) + "\n",
+        CLOUDS_YAML: clouds_yaml(nova.keystone, password),
     }

@@ -3,6 +3,8 @@
 `load(raw)` checks the config's shape (schema.py, pydantic models), then what
 its keys mean together, and raises SettingsError with every problem;
 `from_pulumi_config()` (in .source, the only Pulumi-aware module) feeds it.
+The EDPM services' specs (services.py) are handed in by the caller: this
+package imports nothing of components.edpm, of the components, or of Pulumi.
 """
 
 from .catalog import SHIPPED as SHIPPED_CATALOGS
@@ -41,6 +43,7 @@ from .model import (
     VolumeMount,
 )
 from .secret import SecretStr
+from .services import MountPoint, RunsBefore, ServiceSpec, ServiceSpecs
 
 __all__ = [
     "CELL0",
@@ -63,6 +66,7 @@ __all__ = [
     "Libvirt",
     "MessageBus",
     "MigrationSSHKey",
+    "MountPoint",
     "MountedFiles",
     "Node",
     "NodeSet",
@@ -73,8 +77,11 @@ __all__ = [
     "Problem",
     "QueueType",
     "RunLimits",
+    "RunsBefore",
     "SecretStr",
     "ServiceConfigs",
+    "ServiceSpec",
+    "ServiceSpecs",
     "ServiceTemplate",
     "Settings",
     "SettingsError",

@@ -7,7 +7,6 @@ import re
 from dataclasses import replace
 from pathlib import PurePosixPath
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from . import knownhosts, schema
 from .agentvars import check_agent_vars
@@ -33,13 +32,13 @@ from .model import (
     ServiceConfigs,
 )
 from .secret import SecretStr
+from .services import ServiceSpecs
 from .sshvars import check_ssh_vars
-
-if TYPE_CHECKING:
-    from components.edpm.registry import BuiltinServices
 
 _FILE_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # a ConfigMap/Secret key
 PATH: Path = ("dataplane",)
+# the schema.Dataplane fields read here; any other is a service's own (Dataplane.service_configs)
+_READ_HERE = frozenset({"node_sets", "custom_services", "migration_ssh_key", "ovn", "libvirt"})
 
 
 def _expand(ctx: Context, path: Path, given: str | None) -> str | None:
@@ -156,8 +155,10 @@ def _with_host_keys(ctx: Context, path: Path, node: Node, template: NodeTemplate
     return replace(node, host_keys=keys)
 
 
-def _services(ctx: Context, path: Path, given: list[str] | None, known: list[str],
-              default: tuple[str, ...]) -> tuple[str, ...]:
+def _listed_services(ctx: Context, path: Path, given: list[str] | None, known: list[str],
+                     default: tuple[str, ...]) -> tuple[str, ...]:
+    """The names a node set lists, each checked (or the default list); nodemounts.final_services
+    decides the list once extraMounts are read."""
     if given is None:
         return default
     seen: set[str] = set()
@@ -172,12 +173,12 @@ def _services(ctx: Context, path: Path, given: list[str] | None, known: list[str
 
 
 def _node_set(ctx: Context, path: Path, name: str, given: schema.NodeSet, known: list[str],
-              builtin: BuiltinServices, catalog: OptionCatalog | None) -> NodeSet:
+              builtin: ServiceSpecs, catalog: OptionCatalog | None) -> NodeSet:
     problem = label_problem(name)
     if problem:
         ctx.problem(path, f"node set name {problem}")
     template = _node_template(ctx, (*path, "nodeTemplate"), given.node_template)
-    services = _services(ctx, (*path, "services"), given.services, known, builtin.default)
+    services = _listed_services(ctx, (*path, "services"), given.services, known, builtin.default)
     trusted = knownhosts.KnownHosts(template.known_hosts)
     nodes = []
     for node_name, node in given.nodes.items():
@@ -189,7 +190,7 @@ def _node_set(ctx: Context, path: Path, name: str, given: schema.NodeSet, known:
                     f"nova then migrates over libvirt's TLS listener, which the {LIBVIRT} service sets up: "
                     f"add {LIBVIRT} to services (before {NOVA}, as in upstream's default order)")
     if nodes and template.known_hosts_file is None and not ctx.has_problem((*path, "nodeTemplate", "knownHostsFile")):
-        shared = "".join(f" and the {s.name} service gives every node" for s in builtin.services
+        shared = "".join(f" and the {s.name} service gives every node" for s in builtin.specs
                          if s.shares_known_hosts and s.name in services)
         ctx.problem((*path, "nodeTemplate", "knownHostsFile"),
                     f"is required: a known_hosts file with each node's host key, which Ansible checks the "
@@ -204,11 +205,13 @@ def _node_set(ctx: Context, path: Path, name: str, given: schema.NodeSet, known:
                                                catalog),
         services_listed=given.services is not None,
         tls_enabled=given.tls_enabled,
+        qemu_max_processes=given.qemu_max_processes,
+        qemu_max_files=given.qemu_max_files,
     )
 
 
 def _custom_service(ctx: Context, path: Path, name: str, given: schema.CustomService,
-                    builtin: BuiltinServices) -> CustomService:
+                    builtin: ServiceSpecs) -> CustomService:
     problem = label_problem(name)
     if problem:
         ctx.problem(path, f"service name {problem}")
@@ -272,7 +275,7 @@ def _ovn(ctx: Context, path: Path, given: schema.Ovn, node_sets: list[NodeSet]) 
 
 
 def parse_dataplane(ctx: Context, given: schema.Dataplane, catalog: OptionCatalog | None,
-                    builtin: BuiltinServices) -> Dataplane:
+                    builtin: ServiceSpecs) -> Dataplane:
     custom = {name: _custom_service(ctx, (*PATH, "customServices", name), name, service, builtin)
               for name, service in given.custom_services.items()}
     known = [*builtin.names, *custom]
@@ -284,6 +287,9 @@ def parse_dataplane(ctx: Context, given: schema.Dataplane, catalog: OptionCatalo
         migration_ssh_key=_migration_key(ctx, (*PATH, "migrationSSHKey"), given.migration_ssh_key),
         ovn=_ovn(ctx, (*PATH, "ovn"), given.ovn, node_sets),
         libvirt=_libvirt(ctx, (*PATH, "libvirt"), given.libvirt),
+        service_configs=MappingProxyType({
+            field.alias or name: getattr(given, name) for name, field in type(given).model_fields.items()
+            if name not in _READ_HERE}),
     )
 
 

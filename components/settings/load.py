@@ -11,13 +11,13 @@ from . import schema
 from .catalog import SHIPPED, CatalogError, CatalogStore, OptionCatalog
 from .checks import label_problem
 from .dataplane import check_dataplane, parse_dataplane
-from .edpmservices import builtin_services
 from .errors import Context, SettingsError
 from .extramounts import FIXED_TAGS, parse_extra_mount
 from .model import Images, Kubernetes, KubernetesMode, Settings
 from .nodemounts import with_mounted_files
 from .nova import parse_nova
 from .releases import DEFAULT_IMAGES_RELEASE, NovaRelease, UnsupportedReleaseError, release, supported
+from .services import ServiceSpecs
 from .validation import read
 
 TOP_LEVEL_KEYS = tuple(field.alias or name for name, field in schema.StackConfig.model_fields.items())
@@ -92,12 +92,15 @@ def _options(ctx: Context, found: NovaRelease | None,
 def load(
     raw: Mapping[str, Any],
     *,
+    services: ServiceSpecs,
     secret_keys: Collection[str] = (),
     catalog: OptionCatalog | CatalogStore | None = SHIPPED,
 ) -> Settings:
     """Typed settings from the project's top-level config keys (JSON-decoded values).
 
-    `secret_keys`: the top-level keys Pulumi holds as secrets; a password under
+    `services`: the built-in EDPM services (components/edpm/registry.py gives
+    them): the names a node set may list, upstream's default list, and each
+    service's own rules. `secret_keys`: the top-level keys Pulumi holds as secrets; a password under
     any other key is a problem. `catalog`: nova's options for checking
     customServiceConfig; a store (default: the shipped catalogs) gives the one
     of `images.novaRelease`, a catalog is used as is, None checks syntax only.
@@ -112,8 +115,7 @@ def load(
     if problem:
         ctx.problem(("namespace",), f"Kubernetes namespace {problem}")
     nova = parse_nova(ctx, given.nova, given.namespace, options)
-    builtin = builtin_services()
-    dataplane = parse_dataplane(ctx, given.dataplane, options, builtin)
+    dataplane = parse_dataplane(ctx, given.dataplane, options, services)
     check_dataplane(ctx, dataplane, nova)
     known_tags = [*FIXED_TAGS, *(c.name for c in nova.cells), *(s.name for s in dataplane.node_sets)]
     extra_mounts = tuple(parse_extra_mount(ctx, path, entry, known_tags)
@@ -124,9 +126,12 @@ def load(
         images=images,
         kubernetes=kubernetes,
         nova=nova,
-        dataplane=with_mounted_files(ctx, ("dataplane",), dataplane, extra_mounts, kubernetes, builtin),
+        dataplane=with_mounted_files(ctx, ("dataplane",), dataplane, extra_mounts, kubernetes, services),
         extra_mounts=extra_mounts,
     )
+    for spec in services.specs:  # each service's own rules, with every other problem
+        for path, message in spec.check(settings):
+            ctx.problem(path, message)
     if ctx.problems:
         raise SettingsError(ctx.problems)
     return settings

@@ -7,7 +7,7 @@ camelCase names of the openstack-k8s-operators CRDs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -21,6 +21,9 @@ CELL0 = "cell0"
 # service, is in components/edpm/services/.
 NEUTRON_METADATA = "neutron-metadata"
 LIBVIRT = "libvirt"
+# upstream's qemu.conf max_processes (and TripleO's QemuMaxProcesses default)
+QEMU_MAX_PROCESSES = 131072
+QEMU_MAX_FILES = 32768
 NOVA = "nova"
 
 
@@ -232,6 +235,9 @@ class NodeSet:
     # libvirt's TLS (upstream's tlsEnabled): certificates of the stack's libvirt CA, the
     # TLS listener with SASL, nova migrating over qemu+tls
     tls_enabled: bool = False
+    # qemu.conf's max_processes and max_files (0: libvirt leaves QEMU's inherited limit)
+    qemu_max_processes: int = QEMU_MAX_PROCESSES
+    qemu_max_files: int = QEMU_MAX_FILES
 
     def mounted_for(self, service: str) -> tuple[MountedFiles, ...]:
         return tuple(m for m in self.mounted_files if m.service == service)
@@ -279,6 +285,9 @@ class Dataplane:
     migration_ssh_key: MigrationSSHKey | None  # None: the components generate one
     ovn: Ovn | None = None  # required when a node set runs neutron-metadata
     libvirt: Libvirt = Libvirt()
+    # the `dataplane` keys the settings do not read themselves, by key, as the schema checked them:
+    # each is a service's own, which its module reads (components/edpm/services/)
+    service_configs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def nodes(self) -> tuple[Node, ...]:

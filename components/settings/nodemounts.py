@@ -24,7 +24,7 @@ import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import Context, Path, format_path
 from .extramounts import COMPUTE, edpm_tags, propagates
@@ -37,13 +37,10 @@ from .model import (
     NodeSet,
     VolumeMount,
 )
+from .services import MountPoint, ServiceSpecs
 
-if TYPE_CHECKING:
-    from components.edpm.registry import BuiltinServices
-    from components.edpm.service import MountPoint
-
-    # Where a mount must be for a service on the nodes to read it: directory -> (service, its mount point).
-    NodePaths = Mapping[str, tuple[str, MountPoint]]
+# Where a mount must be for a service on the nodes to read it: directory -> (service, its mount point).
+NodePaths = Mapping[str, tuple[str, MountPoint]]
 _FILE_NAME = re.compile(r"^[-._a-zA-Z0-9]+$")  # a Secret or ConfigMap key
 
 
@@ -112,8 +109,8 @@ def _sources(ctx: Context, path: Path, volume: Mapping[str, Any]) -> list[_Sourc
     return []
 
 
-def _node_paths(builtin: BuiltinServices) -> dict[str, tuple[str, MountPoint]]:
-    return {s.mounts.path: (s.name, s.mounts) for s in builtin.services if s.mounts is not None}
+def _node_paths(builtin: ServiceSpecs) -> dict[str, tuple[str, MountPoint]]:
+    return {s.mounts.path: (s.name, s.mounts) for s in builtin.specs if s.mounts is not None}
 
 
 def _target(mount: VolumeMount, paths: NodePaths) -> tuple[str, MountPoint, str | None] | None:
@@ -200,14 +197,14 @@ def _unique(ctx: Context, mounted: Sequence[MountedFiles], reported: set[tuple[P
                 ctx.problem(files.origin, f"{file} for {files.service} also comes from {_where(first)}")
 
 
-def _services(ctx: Context, path: Path, node_set: NodeSet, mounted: Sequence[MountedFiles],
-              builtin: BuiltinServices) -> tuple[str, ...]:
+def final_services(ctx: Context, path: Path, node_set: NodeSet, mounted: Sequence[MountedFiles],
+                   builtin: ServiceSpecs) -> tuple[str, ...]:
     """The node set's services: one its mounted files are for added to a default list, in its place,
     or a problem; then each service's rules of order. (Once extraMounts are read: only then is a
     default list final.)"""
     services = node_set.services
     at = (*path, "services")
-    for service in builtin.services:
+    for service in builtin.specs:
         given = [m.origin for m in mounted if m.service == service.name]
         if given and service.mounts is not None and service.name not in services:
             if not node_set.services_listed:
@@ -223,7 +220,7 @@ def _services(ctx: Context, path: Path, node_set: NodeSet, mounted: Sequence[Mou
 
 
 def with_mounted_files(ctx: Context, path: Path, dataplane: Dataplane, extra_mounts: Sequence[ExtraMount],
-                       kubernetes: Kubernetes, builtin: BuiltinServices) -> Dataplane:
+                       kubernetes: Kubernetes, builtin: ServiceSpecs) -> Dataplane:
     """`dataplane` with each node set's mounted files (and the services they are for where a default
     list needs them)."""
     paths = _node_paths(builtin)
@@ -239,6 +236,6 @@ def with_mounted_files(ctx: Context, path: Path, dataplane: Dataplane, extra_mou
         tags = edpm_tags(node_set.name)
         mounted = tuple(f for extra, files in per_entry if propagates(extra.propagation, tags) for f in files)
         _unique(ctx, mounted, reported)
-        services = _services(ctx, (*path, "nodeSets", node_set.name), node_set, mounted, builtin)
+        services = final_services(ctx, (*path, "nodeSets", node_set.name), node_set, mounted, builtin)
         node_sets.append(replace(node_set, services=services, mounted_files=mounted))
     return replace(dataplane, node_sets=tuple(node_sets))

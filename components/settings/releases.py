@@ -49,6 +49,13 @@ class NovaRelease:
     """oslo.limit finds nova's endpoint from [oslo_limit] endpoint_service_type,
     endpoint_interface and endpoint_region_name (else it needs endpoint_id, which the
     program does not know: set it in customServiceConfig to use unified limits)."""
+    api_server_options: bool
+    """nova has the options of its own API servers ([DEFAULT] enabled_apis, osapi_compute_workers,
+    metadata_workers, [api] auth_strategy): the APIs set them as upstream's config does (later
+    releases dropped them with those servers)."""
+    rabbit_heartbeat_in_pthread: bool
+    """oslo.messaging has [oslo_messaging_rabbit] heartbeat_in_pthread: every service sets it
+    false, as upstream's config does (later releases dropped the option)."""
 
 
 RELEASES: Mapping[str, NovaRelease] = {release.version: release for release in (
@@ -61,6 +68,8 @@ RELEASES: Mapping[str, NovaRelease] = {release.version: release for release in (
         policy_scope_option=True,
         transient_quorum_queues=False,
         oslo_limit_endpoint_lookup=False,
+        api_server_options=True,
+        rabbit_heartbeat_in_pthread=True,
     ),
     # 2026.2: the images devenv/images builds
     NovaRelease(
@@ -71,6 +80,8 @@ RELEASES: Mapping[str, NovaRelease] = {release.version: release for release in (
         policy_scope_option=False,
         transient_quorum_queues=True,
         oslo_limit_endpoint_lookup=True,
+        api_server_options=False,
+        rabbit_heartbeat_in_pthread=False,
     ),
 )}
 # The nova of the default images (schema.py): what a stack that names no nova image runs.

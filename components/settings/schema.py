@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, model_validator
 from pydantic.alias_generators import to_camel
 
-from .model import CELL0, KubernetesMode, QueueType, RunLimits
+from .model import CELL0, QEMU_MAX_FILES, QEMU_MAX_PROCESSES, KubernetesMode, QueueType, RunLimits
 from .releases import RELEASES
 
 _REGISTRY = "quay.io/podified-antelope-centos9"
@@ -225,6 +225,12 @@ class NodeSet(Shape):
     custom_service_config: ServiceConfigs = Field(default_factory=ServiceConfigs)
     tls_enabled: bool = False
     """libvirt's TLS: certificates, the TLS listener, nova migrating over qemu+tls."""
+    qemu_max_processes: int = Field(QEMU_MAX_PROCESSES, ge=0)
+    """qemu.conf's max_processes: the process limit (RLIMIT_NPROC) libvirt sets on each guest's QEMU;
+    0 leaves the one QEMU inherits. Above the node's hard limit libvirt needs CAP_SYS_RESOURCE."""
+    qemu_max_files: int = Field(QEMU_MAX_FILES, ge=0)
+    """qemu.conf's max_files: the open-files limit (RLIMIT_NOFILE) libvirt sets on each guest's QEMU;
+    0 leaves the one QEMU inherits. Above the node's hard limit libvirt needs CAP_SYS_RESOURCE."""
 
 
 class CustomService(Shape):

@@ -12,10 +12,11 @@ from pulumi.runtime import config as runtime_config
 
 from .load import CONFIG_PREFIX, decode_value, load
 from .model import Settings
+from .services import ServiceSpecs
 
 
-def from_pulumi_config() -> Settings:
-    """The settings of the running stack; raises SettingsError."""
+def from_pulumi_config(services: ServiceSpecs) -> Settings:
+    """The settings of the running stack with the built-in EDPM `services`; raises SettingsError."""
     # Every project key, known or not, so that load() can flag typos.
     keys = (*runtime_config.CONFIG.get(), *runtime_config.get_config_env())
     names = {k for k in keys if k.startswith(CONFIG_PREFIX)}
@@ -29,4 +30,4 @@ def from_pulumi_config() -> Settings:
         raw[key] = decode_value(key, value)
         if runtime_config.is_config_secret(full):
             secret.add(key)
-    return load(raw, secret_keys=secret)
+    return load(raw, services=services, secret_keys=secret)

@@ -77,12 +77,13 @@ make_base() { # dir
 }
 
 # The Python packages, users, directories and start-up scripts, on a copy of
-# the base root.
-make_rootfs() { # base-dir dir
-  local base=$1 dir=$2 root=$2/rootfs
+# the base root; PINS is the directory of the pins under devenv/images (today's
+# when empty).
+make_rootfs() { # base-dir dir [pins]
+  local base=$1 dir=$2 root=$2/rootfs pins=${3:-.}
   rm -rf "$root"; mkdir -p "$dir"
   cp -a --reflink=auto "$base/rootfs" "$root"
-  in_root "$root" /bin/bash /mnt/setup.sh >"$dir/setup.log" 2>&1 \
+  in_root "$root" /bin/bash /mnt/setup.sh "$pins" >"$dir/setup.log" 2>&1 \
     || { tail -30 "$dir/setup.log" >&2; die "image setup failed (log: $dir/setup.log)"; }
   rmdir "$root/var/cache/pip"
   rm -f "$root/usr/sbin/policy-rc.d"

@@ -2,8 +2,12 @@
 # Runs inside an overlay of the built root (own network namespace, loopback
 # only): the image's commands, kolla's start-up, nova's libvirt driver against
 # libvirt's test driver, httpd serving the four WSGI APIs, the neighbour
-# servers (OVN's databases among them), and the neutron OVN metadata agent
-# registering with a southbound database, each started, asked, and stopped.
+# servers (OVN's databases among them), the neutron OVN metadata agent
+# registering with a southbound database, and neutron's API with ML2/OVN
+# writing the northbound database, each started, asked, and stopped.
+# `selftest.sh releases/<release>`: an older nova's image (nova alone): its
+# commands, kolla, the libvirt driver, its databases, and its compute and
+# metadata APIs under httpd from the WSGI entry points its release.env names.
 set -euo pipefail
 T=/tmp/selftest
 mkdir -p "$T"
@@ -28,6 +32,17 @@ commands() {
   glance-manage --help >/dev/null 2>&1 && pass "glance-manage --help"
   pass "$(ovsdb-server --version | head -n 1), OVN schemas: nb $(ovsdb-tool schema-version /usr/share/ovn/ovn-nb.ovsschema), sb $(ovsdb-tool schema-version /usr/share/ovn/ovn-sb.ovsschema)"
   pass "$(/usr/sbin/haproxy -v | head -n 1)"
+  pass "apache2 $(apache2 -v | sed -n 's/^Server version: //p'), python $(python3 -V)"
+}
+
+# An older release's image: nova's commands, each loading its service's modules.
+nova_commands() {
+  local cmd
+  pass "nova-manage --version: $(nova-manage --version 2>/dev/null)"
+  for cmd in nova-api nova-scheduler nova-conductor nova-novncproxy nova-compute; do
+    "$cmd" --version >"$T/$cmd.version" 2>&1 || { tail -5 "$T/$cmd.version"; fail "$cmd --version"; }
+  done
+  pass "nova-api, -scheduler, -conductor, -novncproxy, -compute --version: $(tail -n 1 "$T/nova-compute.version")"
   pass "apache2 $(apache2 -v | sed -n 's/^Server version: //p'), python $(python3 -V)"
 }
 
@@ -92,26 +107,50 @@ PY
   pass "qemu-img: a 1 GiB qcow2 disk over a raw base, read back under prlimit as nova does"
 }
 
-# sqlite databases, so that each API's WSGI module can build its application.
-api_databases() {
+# nova's sqlite databases, made by its own migrations, for its WSGI applications.
+nova_databases() {
   printf '[api]\nauth_strategy = noauth2\n[api_database]\nconnection = sqlite:///%s/nova_api.db\n[database]\nconnection = sqlite:///%s/nova.db\n' \
     "$T" "$T" >/etc/nova/nova.conf
+  { nova-manage api_db sync && nova-manage db sync; } >"$T/nova-sync.log" 2>&1 \
+    || { tail -20 "$T/nova-sync.log"; fail "nova-manage api_db sync, db sync"; }
+  pass "nova-manage api_db sync, db sync: api $(nova-manage api_db version 2>/dev/null | tail -n 1), main $(nova-manage db version 2>/dev/null | tail -n 1)"
+  chown nova "$T"/nova*.db
+  chmod 1777 "$T" # sqlite writes its journal beside the database
+}
+
+# sqlite databases, so that each API's WSGI module can build its application.
+api_databases() {
+  nova_databases
   printf '[database]\nconnection = sqlite:///%s/keystone.db\n' "$T" >/etc/keystone/keystone.conf
   printf '[placement_database]\nconnection = sqlite:///%s/placement.db\n' "$T" >/etc/placement/placement.conf
   install -d -o glance -g glance "$T/images"
   printf '[database]\nconnection = sqlite:///%s/glance.db\n[glance_store]\nfilesystem_store_datadir = %s/images\n' \
     "$T" "$T" >/etc/glance/glance-api.conf
-  { nova-manage api_db sync && nova-manage db sync && keystone-manage db_sync \
+  { keystone-manage db_sync \
       && keystone-manage fernet_setup --keystone-user keystone --keystone-group keystone \
       && keystone-manage credential_setup --keystone-user keystone --keystone-group keystone \
       && placement-manage db sync && glance-manage --config-file /etc/glance/glance-api.conf db_sync; } \
     >"$T/sync.log" 2>&1 || { tail -20 "$T/sync.log"; fail "database sync"; }
-  chown nova "$T"/nova*.db; chown keystone "$T"/keystone.db; chown placement "$T"/placement.db
+  chown keystone "$T"/keystone.db; chown placement "$T"/placement.db
   chown glance "$T"/glance.db
-  chmod 1777 "$T" # sqlite writes its journal beside the database
   python3 -c 'import nova.wsgi.osapi_compute, nova.wsgi.metadata' >"$T/import.log" 2>&1 \
     || { tail -5 "$T/import.log"; fail "import nova.wsgi.osapi_compute, nova.wsgi.metadata"; }
   pass "python3 -c 'import nova.wsgi.osapi_compute, nova.wsgi.metadata'"
+}
+
+# httpd.conf's main part, its errors to LOG.
+httpd_main() { # log
+  cat <<EOF
+ServerRoot "/etc/httpd"
+ServerName localhost
+PidFile run/httpd.pid
+User apache
+Group apache
+TypesConfig /etc/mime.types
+Include conf.modules.d/*.conf
+Include conf.d/*.conf
+ErrorLog $1
+EOF
 }
 
 # A vhost with one mod_wsgi daemon process running SCRIPT as USER.
@@ -134,45 +173,72 @@ Listen $1
 EOF
 }
 
-httpd_apis() {
+# nova's WSGI file for mod_wsgi, as the program renders it
+# (components/templates/nova-wsgi.py.j2): MODULE's `application`, or what
+# MODULE:FACTORY returns.
+wsgi_file() { # module[:factory]
+  if [[ $1 == *:* ]]; then
+    printf 'from %s import %s\n\napplication = %s()\n' "${1%%:*}" "${1#*:}" "${1#*:}"
+  else
+    printf 'from %s import application  # noqa: F401\n' "$1"
+  fi
+}
+
+# httpd serving each API of SPECS ("port name user script answer": what
+# the API's root answers, a pattern), each asked once.
+httpd_apis() { # spec...
   cat >"$T/hello.wsgi" <<'EOF'
 import os
 def application(environ, start_response):
     start_response("200 OK", [("Content-Type", "text/plain")])
     return [b"hello from uid %d\n" % os.getuid()]
 EOF
-  { cat <<'EOF'
-ServerRoot "/etc/httpd"
-ServerName localhost
-PidFile run/httpd.pid
-User apache
-Group apache
-TypesConfig /etc/mime.types
-Include conf.modules.d/*.conf
-Include conf.d/*.conf
-ErrorLog /tmp/selftest/httpd-error.log
-EOF
+  local spec port name user script answer body pid
+  { httpd_main "$T/httpd-error.log"
     vhost 8080 hello nova "$T/hello.wsgi"
-    vhost 8774 nova-api nova /usr/bin/nova-api-wsgi
-    vhost 5000 keystone keystone /usr/bin/keystone-wsgi-public
-    vhost 8778 placement-api placement /usr/bin/placement-api
-    vhost 9292 glance-api glance "$T/glance-api.wsgi"
+    for spec in "$@"; do
+      read -r port name user script _ <<<"$spec"
+      vhost "$port" "$name" "$user" "$script"
+    done
   } >/etc/httpd/conf/httpd.conf
-  printf 'from glance.wsgi.api import application  # noqa: F401\n' >"$T/glance-api.wsgi"
   [ "$(httpd -t 2>&1)" = "Syntax OK" ] || fail "httpd -t: $(httpd -t 2>&1)"
   pass "httpd -t: Syntax OK"
   httpd -DFOREGROUND >"$T/httpd.out" 2>&1 &
-  local pid=$! port body
+  pid=$!
   wait_for 30 curl -sf http://127.0.0.1:8080/ || fail "httpd did not answer on 8080"
   pass "httpd -DFOREGROUND, trivial WSGI app: $(curl -s http://127.0.0.1:8080/)"
-  for port in 8774 5000 8778 9292; do
+  for spec in "$@"; do
+    read -r port name _ _ answer <<<"$spec"
     body=$(curl -s --max-time 60 "http://127.0.0.1:$port/") || fail "no answer on $port"
-    grep -q '"version' <<<"$body" || { tail -20 "$T/httpd-error.log"; fail "port $port: $body"; }
-    pass "httpd :$port /: $(cut -c1-110 <<<"$body")"
+    grep -q -- "$answer" <<<"$body" || { tail -20 "$T/httpd-error.log"; fail "$name on $port: $body"; }
+    pass "httpd :$port ($name) /: $(tr '\n' ' ' <<<"$body" | cut -c1-110)"
   done
   httpd -k graceful-stop
   wait "$pid" || true
   pass "httpd stopped"
+}
+
+# Today's image: nova's API and the neighbours' under httpd.
+all_apis() {
+  printf 'from glance.wsgi.api import application  # noqa: F401\n' >"$T/glance-api.wsgi"
+  httpd_apis "8774 nova-api nova /usr/bin/nova-api-wsgi \"version" \
+    "5000 keystone keystone /usr/bin/keystone-wsgi-public \"version" \
+    "8778 placement-api placement /usr/bin/placement-api \"version" \
+    "9292 glance-api glance $T/glance-api.wsgi \"version"
+}
+
+# An older release's image: its compute and metadata APIs from the WSGI entry
+# points its release.env names (the program's for that release).
+release_apis() { # pins-dir
+  local NOVA_API_WSGI="" NOVA_METADATA_WSGI=""
+  # shellcheck disable=SC1090  # plain assignments
+  . "/mnt/$1/release.env"
+  if [ -z "$NOVA_API_WSGI" ] || [ -z "$NOVA_METADATA_WSGI" ]; then fail "$1/release.env names no WSGI entry points"; fi
+  wsgi_file "$NOVA_API_WSGI" >"$T/nova-api.wsgi"
+  wsgi_file "$NOVA_METADATA_WSGI" >"$T/nova-metadata.wsgi"
+  pass "WSGI entry points of $1: api $NOVA_API_WSGI, metadata $NOVA_METADATA_WSGI"
+  # the metadata API's root lists its versions, the newest as `latest`
+  httpd_apis "8774 nova-api nova $T/nova-api.wsgi \"version" "8775 nova-metadata nova $T/nova-metadata.wsgi latest"
 }
 
 mariadb() {
@@ -310,14 +376,122 @@ JSON
   pass "neutron-ovn-metadata-agent stopped"
 }
 
-commands
-kolla
-libvirt_driver
-api_databases
-httpd_apis
-mariadb
-rabbitmq
-memcached_server
-ovn_databases
-metadata_agent
+# neutron's API as the neighbour runs it (devenv/neighbours/templates/neutron.conf.j2,
+# ml2_conf.ini.j2): ML2/OVN, no RPC workers and no message bus, its schema in
+# MariaDB by neutron-db-manage, under httpd + mod_wsgi (neutron.wsgi.api), with
+# ovn-northd between OVN's two databases (it makes the NB_Global row neutron
+# reads). Without keystone here (noauth). A network and a port made through the
+# API must appear in the northbound database, which the API alone writes (no
+# maintenance worker), and the network in the southbound one, through ovn-northd.
+neutron_api() {
+  local nb=tcp:127.0.0.1:6641 sb=tcp:127.0.0.1:6642 body net port pid mysqld_pid
+  printf '127.0.0.1\tovsdbserver-nb.selftest.svc.cluster.local\n' >>/etc/hosts
+  # by name, as the neighbour's (OVN's clients resolve with unbound)
+  ovn-northd --ovnnb-db=tcp:ovsdbserver-nb.selftest.svc.cluster.local:6641 \
+    --ovnsb-db=tcp:ovsdbserver-sb.selftest.svc.cluster.local:6642 \
+    --unixctl=/run/ovn/ovn-northd.ctl --pidfile=/run/ovn/ovn-northd.pid \
+    --detach --no-chdir --log-file="$T/ovn-northd.log" -vconsole:off
+  wait_for 10 sh -c 'ovn-appctl -t /run/ovn/ovn-northd.ctl status | grep -qx "Status: active"' \
+    || fail "ovn-northd is not active: $(ovn-appctl -t /run/ovn/ovn-northd.ctl status 2>&1)"
+  wait_for 10 ovn-nbctl --db="$nb" get NB_Global . name || fail "ovn-northd made no NB_Global row"
+  pass "ovn-northd $(ovn-appctl -t /run/ovn/ovn-northd.ctl status): NB_Global made"
+  local q='-H X-Project-Id:selftest -H X-Roles:admin -H Content-Type:application/json'
+  mysqld --user=mysql --datadir=/var/lib/mysql --bind-address=127.0.0.1 >"$T/mysqld-neutron.log" 2>&1 &
+  mysqld_pid=$!
+  wait_for 30 mysqladmin ping || { tail -5 "$T/mysqld-neutron.log"; fail "mysqld did not start again"; }
+  mysql -e "CREATE DATABASE neutron CHARACTER SET utf8; CREATE USER 'neutron'@'localhost' IDENTIFIED BY 'selftest';
+            GRANT ALL PRIVILEGES ON neutron.* TO 'neutron'@'localhost';"
+  install -d -m 0755 /etc/neutron/plugins/ml2
+  cat >/etc/neutron/neutron.conf <<'CONF'
+[DEFAULT]
+core_plugin = ml2
+service_plugins = ovn-router
+rpc_workers = 0
+dhcp_agent_notification = false
+auth_strategy = noauth
+[database]
+connection = mysql+pymysql://neutron:selftest@localhost/neutron?charset=utf8
+[oslo_concurrency]
+lock_path = /var/lib/neutron/tmp
+CONF
+  cat >/etc/neutron/plugins/ml2/ml2_conf.ini <<'CONF'
+[ml2]
+mechanism_drivers = ovn
+type_drivers = geneve,flat
+project_network_types = geneve
+extension_drivers = port_security
+[ml2_type_geneve]
+vni_ranges = 1:65536
+max_header_size = 38
+[ovn]
+ovn_nb_connection = tcp:ovsdbserver-nb.selftest.svc.cluster.local:6641
+ovn_sb_connection = tcp:ovsdbserver-sb.selftest.svc.cluster.local:6642
+ovn_metadata_enabled = true
+CONF
+  chown neutron /etc/neutron/neutron.conf /etc/neutron/plugins/ml2/ml2_conf.ini
+  chmod 0600 /etc/neutron/neutron.conf /etc/neutron/plugins/ml2/ml2_conf.ini
+  neutron-db-manage --config-file /etc/neutron/neutron.conf --config-file /etc/neutron/plugins/ml2/ml2_conf.ini \
+    upgrade heads >"$T/neutron-db-manage.log" 2>&1 || { tail -20 "$T/neutron-db-manage.log"; fail "neutron-db-manage upgrade heads"; }
+  pass "neutron-db-manage upgrade heads: $(mysql -N -e 'select version_num from neutron.alembic_version' | sort | tr '\n' ' ')"
+  { httpd_main "$T/httpd-neutron.log"
+    vhost 9696 neutron-api neutron "$T/neutron-api.wsgi"
+  } >/etc/httpd/conf/httpd.conf
+  printf 'from neutron.wsgi.api import application  # noqa: F401\n' >"$T/neutron-api.wsgi"
+  httpd -DFOREGROUND >"$T/httpd-neutron.out" 2>&1 &
+  pid=$!
+  wait_for 120 curl -sf http://127.0.0.1:9696/ || { tail -20 "$T/httpd-neutron.log"; fail "neutron's API did not answer on 9696"; }
+  body=$(curl -s http://127.0.0.1:9696/)
+  grep -q '"v2.0"' <<<"$body" || fail "neutron's API /: $body"
+  pass "httpd :9696 / (neutron.wsgi.api): $(cut -c1-110 <<<"$body")"
+  # shellcheck disable=SC2086  # $q is several curl words
+  body=$(curl -s $q http://127.0.0.1:9696/v2.0/networks)
+  [ "$body" = '{"networks":[]}' ] || { tail -20 "$T/httpd-neutron.log"; fail "GET /v2.0/networks: $body"; }
+  pass "GET /v2.0/networks: $body"
+  # shellcheck disable=SC2086
+  net=$(curl -s $q -d '{"network": {"name": "selftest", "project_id": "selftest"}}' http://127.0.0.1:9696/v2.0/networks \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["network"]["id"])') \
+    || { tail -20 "$T/httpd-neutron.log"; fail "POST /v2.0/networks"; }
+  # shellcheck disable=SC2086
+  port=$(curl -s $q -d '{"port": {"network_id": "'"$net"'", "project_id": "selftest"}}' http://127.0.0.1:9696/v2.0/ports \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["port"]["id"])') \
+    || { tail -20 "$T/httpd-neutron.log"; fail "POST /v2.0/ports"; }
+  ovn-nbctl --db="$nb" --bare --columns=name list Logical_Switch | grep -qx "neutron-$net" \
+    || fail "network $net is not a logical switch in the northbound database"
+  ovn-nbctl --db="$nb" --bare --columns=name list Logical_Switch_Port | grep -qx "$port" \
+    || fail "port $port is not a logical switch port in the northbound database"
+  ovn-nbctl --db="$nb" --bare --columns=name list Port_Group | grep -qx neutron_pg_drop \
+    || fail "no neutron_pg_drop port group in the northbound database"
+  wait_for 10 sh -c "ovn-sbctl --db=$sb --bare --columns=external_ids list Datapath_Binding | grep -q 'name=neutron-$net'" \
+    || fail "ovn-northd did not put network $net in the southbound database"
+  pass "network $net and port $port made through neutron's API are in OVN's northbound database (switch neutron-$net, its port, neutron_pg_drop) and, through ovn-northd, the network in the southbound one"
+  if grep -E ' (ERROR|CRITICAL) |Traceback' "$T/httpd-neutron.log" >"$T/neutron-errors.log"; then
+    head -20 "$T/neutron-errors.log"; fail "neutron's API logged errors"
+  fi
+  httpd -k graceful-stop
+  wait "$pid" || true
+  mysqladmin shutdown
+  wait "$mysqld_pid"
+  ovn-appctl -t /run/ovn/ovn-northd.ctl exit
+  pass "neutron's API, ovn-northd and mysqld stopped"
+}
+
+if [ -n "${1:-}" ]; then
+  nova_commands
+  kolla
+  libvirt_driver
+  nova_databases
+  release_apis "$1"
+else
+  commands
+  kolla
+  libvirt_driver
+  api_databases
+  all_apis
+  mariadb
+  rabbitmq
+  memcached_server
+  ovn_databases
+  metadata_agent
+  neutron_api
+fi
 echo "selftest: all passed"

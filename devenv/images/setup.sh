@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs inside a copy of the base root: Python packages, kolla's start-up,
 # service users and directories, the CentOS-style httpd layout, clean-up.
-# /mnt holds devenv/images (read-only).
+# /mnt holds devenv/images (read-only); the argument is the directory of the
+# pins under it: `.` for today's image, releases/<nova release> for an older
+# nova's (nova alone: the neighbours' services are today's image's).
 set -euo pipefail
 # set_configs.py comes from this kolla release (the one requirements-dev.txt pins).
 KOLLA_VERSION=23.0.0
@@ -13,18 +15,37 @@ PYTHON_SITE=/usr/local/lib/python3.11/dist-packages
 # installs offline, and only a changed pin goes to PyPI.
 WHEELS=/var/cache/pip/wheelhouse
 PIP_OPTS=(--break-system-packages --root-user-action=ignore --no-warn-script-location)
-PINS=(-c "$SRC/constraints.txt" -r "$SRC/requirements.txt")
+PINS_DIR=$SRC/${1:-.}
+PINS=(-c "$PINS_DIR/constraints.txt" -r "$PINS_DIR/requirements.txt")
+# Debian packages present only while wheels are built: the compiler and headers
+# for a C extension that has no wheel for Python 3.11 on PyPI at a release's pin.
+BUILD_PACKAGES=$PINS_DIR/build-packages.txt
 pip_offline() { pip install -q --no-index --find-links "$WHEELS" "${PIP_OPTS[@]}" "${PINS[@]}"; }
 python_packages() {
   mkdir -p "$WHEELS"
   # pip resolves everything before it installs anything: a missing wheel
   # fails the first attempt with nothing changed.
   if ! pip_offline 2>/dev/null; then
+    build_packages install
     pip wheel -q --wheel-dir "$WHEELS" --find-links "$WHEELS" "${PINS[@]}"
+    build_packages purge
     pip_offline
   fi
   pip check
   [ -d "$PYTHON_SITE/nova" ] || { echo "nova is not in $PYTHON_SITE" >&2; exit 1; }
+}
+
+build_packages() { # install|purge
+  [ -f "$BUILD_PACKAGES" ] || return 0
+  local -a packages
+  mapfile -t packages < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$BUILD_PACKAGES")
+  if [ "$1" = install ]; then
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "${packages[@]}"
+  else
+    apt-get purge -y -q --autoremove "${packages[@]}"
+    rm -rf /var/lib/apt/lists/*
+  fi
 }
 
 # kolla's config loader, from the kolla release on PyPI.
@@ -117,27 +138,45 @@ openstack_dirs() {
   visudo -c -q
   # neutron's packaged files, rootwrap's owned by root: its filters where the
   # agent's rootwrap.conf looks (filters_path, as RDO packages them).
-  install -m 0644 /usr/local/etc/neutron/api-paste.ini /usr/local/etc/neutron/rootwrap.conf /etc/neutron/
-  install -d -m 0755 /usr/share/neutron/rootwrap
-  install -m 0644 /usr/local/etc/neutron/rootwrap.d/*.filters /usr/share/neutron/rootwrap/
+  if installed neutron; then
+    install -m 0644 /usr/local/etc/neutron/api-paste.ini /usr/local/etc/neutron/rootwrap.conf /etc/neutron/
+    install -d -m 0755 /usr/share/neutron/rootwrap
+    install -m 0644 /usr/local/etc/neutron/rootwrap.d/*.filters /usr/share/neutron/rootwrap/
+  fi
   # glance-api's paste pipeline, beside the glance-api.conf the pod brings.
-  install -o glance -g glance -m 0644 /usr/local/etc/glance/glance-api-paste.ini /etc/glance/
+  if installed glance; then
+    install -o glance -g glance -m 0644 /usr/local/etc/glance/glance-api-paste.ini /etc/glance/
+  fi
 }
+
+# True when the Python distribution NAME is in the image (an older nova's has nova alone).
+installed() { python3 -c 'import sys; from importlib.metadata import distribution; distribution(sys.argv[1])' "$1" 2>/dev/null; }
 
 # Upstream's images have the commands in /usr/bin: link every console script.
 link_commands() {
   python3 - <<'EOF' | while read -r cmd; do [ -e "/usr/bin/$cmd" ] || ln -s "/usr/local/bin/$cmd" "/usr/bin/$cmd"; done
-from importlib.metadata import distribution
+from importlib.metadata import PackageNotFoundError, distribution
 for dist in ("nova", "keystone", "openstack-placement", "python-openstackclient", "neutron", "glance"):
-    for ep in distribution(dist).entry_points:
+    try:
+        entry_points = distribution(dist).entry_points
+    except PackageNotFoundError:  # an older nova's image has nova alone
+        continue
+    for ep in entry_points:
         if ep.group == "console_scripts":
             print(ep.name)
 EOF
-  # WSGI script files under the names the RDO packages give them.
-  install -m 0755 "$SRC/files/wsgi-nova-api" /usr/bin/nova-api-wsgi
-  install -m 0755 "$SRC/files/wsgi-nova-metadata" /usr/bin/nova-metadata-wsgi
-  install -m 0755 "$SRC/files/wsgi-keystone" /usr/bin/keystone-wsgi-public
-  install -m 0755 "$SRC/files/wsgi-placement" /usr/bin/placement-api
+  # WSGI script files under the names the RDO packages give them: nova's own
+  # where its release still makes them (pbr's, before nova 33), else the project's.
+  local api
+  for api in nova-api nova-metadata; do
+    if [ -x "/usr/local/bin/$api-wsgi" ]; then
+      ln -sfn "/usr/local/bin/$api-wsgi" "/usr/bin/$api-wsgi"
+    else
+      install -m 0755 "$SRC/files/wsgi-$api" "/usr/bin/$api-wsgi"
+    fi
+  done
+  if installed keystone; then install -m 0755 "$SRC/files/wsgi-keystone" /usr/bin/keystone-wsgi-public; fi
+  if installed openstack-placement; then install -m 0755 "$SRC/files/wsgi-placement" /usr/bin/placement-api; fi
 }
 
 neighbour_dirs() {

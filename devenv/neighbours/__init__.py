@@ -1,2 +1,2 @@
-"""nova's neighbours in the local cluster: MariaDB, RabbitMQ, memcached, OVN's databases,
-keystone, placement, glance."""
+"""nova's neighbours in the local cluster: MariaDB, RabbitMQ, memcached, OVN's databases and
+ovn-northd, keystone, placement, glance, neutron."""

@@ -5,10 +5,10 @@
 Run by devenv/neighbours.sh, which puts pulumi and kubectl on PATH and sets
 KUBECONFIG and OPENSTACK_NOVA_ENV. Reads the stack's settings through the
 project's own settings layer, then applies stage after stage (Secrets;
-MariaDB, RabbitMQ, memcached and OVN's databases; database accounts;
-keystone's bootstrap, placement's and glance's schemas; keystone; keystone's
-users and catalog; placement, glance and the openstackclient pod; the test
-image in glance), each ready before the next. Server-side apply
+MariaDB, RabbitMQ, memcached, OVN's databases and ovn-northd; database
+accounts; keystone's bootstrap, placement's, glance's and neutron's schemas;
+keystone; keystone's users and catalog; placement, glance, neutron and the
+openstackclient pod; the test image in glance), each ready before the next. Server-side apply
 changes nothing that is already so; Jobs carry a hash of their inputs in
 their name, so a finished one is not run again; stale objects of earlier
 runs are deleted at the end.
@@ -17,11 +17,13 @@ Data: MariaDB keeps its files on the host, under
 $OPENSTACK_NOVA_ENV/neighbours/<namespace>/mariadb/<instance>, so a new pod
 (a changed config, a restarted node) finds nova's and keystone's schemas
 again; glance keeps its image files beside it, in .../<namespace>/glance, so
-the images its database lists stay there. RabbitMQ keeps its node data in an
-emptyDir: its users and vhosts are imported from the config at every boot,
-and nova's queues are transient. OVN's databases are emptyDirs too: the
-nodes' ovn-controllers and metadata agents register again when they find
-their rows gone, and nothing writes the northbound database here.
+the images its database lists stay there; OVN's northbound database, which
+neutron writes, is kept beside neutron's, in .../<namespace>/ovn/ovsdbserver-nb.
+RabbitMQ keeps its node data in an emptyDir: its users and vhosts are
+imported from the config at every boot, and nova's queues are transient.
+OVN's southbound database is an emptyDir too: the nodes' ovn-controllers and
+metadata agents register again when they find their rows gone, and
+ovn-northd fills in the rest from the northbound one.
 
 The namespace is created when missing but never deleted: the program's
 Namespace adopts it, and `pulumi destroy` deletes it with the neighbours.
@@ -81,7 +83,7 @@ def env_dir() -> Path:
 
 
 def data_dir(env: Path, namespace: str) -> Path:
-    """The host directory of the namespace's data (mariadb/<instance>, glance)."""
+    """The host directory of the namespace's data (mariadb/<instance>, glance, ovn/ovsdbserver-nb)."""
     return env / "neighbours" / namespace
 
 

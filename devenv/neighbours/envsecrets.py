@@ -2,8 +2,8 @@
 
 Kept in $OPENSTACK_NOVA_ENV/neighbours/<namespace>.json (0600): the admin's
 password, keystone's database password, the Keystone user's and the database
-account's password of each API beside nova (placement, glance: keys <api> and
-<api>_db), a root password per MariaDB instance, and keystone's fernet and
+account's password of each API beside nova (placement, glance, neutron: keys
+<api> and <api>_db), a root password per MariaDB instance, and keystone's fernet and
 credential keys.
 A key that is missing (a new instance, say) is generated and added; nothing
 already there changes, so the Secrets made from them stay the same.

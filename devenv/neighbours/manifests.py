@@ -17,6 +17,8 @@ from .envsecrets import EnvSecrets
 from .plan import (
     MEMCACHED,
     MEMCACHED_PORT,
+    OVN_NB,
+    OVN_SB,
     SERVICE_PROJECT,
     Api,
     BusCluster,
@@ -25,6 +27,7 @@ from .plan import (
     Endpoint,
     Neighbours,
     OvsdbServer,
+    ovn_connection,
 )
 from .render import (
     CONFIG_DIR,
@@ -55,6 +58,11 @@ OPENSTACKCLIENT = "openstackclient"
 OPENSTACKCLIENT_SECRET = "openstackclient-config"
 GLANCE_IMAGE = "glance-api"  # the image's name for glance's pods, as upstream's
 GLANCE_DIR = "/var/lib/glance"  # its file store (images/) and staging areas
+OVN_NORTHD = "ovn-northd"  # ovn-operator's OVNNorthd: its Deployment's and image's name
+NORTHD_CONTROL = "/run/ovn/ovn-northd.ctl"
+NEUTRON_IMAGE = "neutron-server"  # the image's name for neutron's pods, as upstream's
+NEUTRON_CONF = "/etc/neutron/neutron.conf"
+ML2_CONF = "/etc/neutron/plugins/ml2/ml2_conf.ini"  # where neutron's API looks for it (no --config-file)
 # The image the environment uploads for the tests: a blank raw disk, nothing
 # to boot, so a guest of it runs its firmware only (no download, no OS).
 TEST_IMAGE = "blank-raw-firmware-only"
@@ -217,10 +225,26 @@ def ovsdb_server(db: OvsdbServer, ctx: Context, config: Obj) -> list[Obj]:
         selector=selector("ovsdbserver", db.service), image=image(f"ovn-{name}-db-server", ctx.image_tag),
         port=db.port, socket=f"unix:/run/ovn/{db.db_file.removesuffix('.db')}.sock",
         config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
+        host_path=f"{ctx.data_dir}/ovn/{db.service}" if db.on_host else "",
     )
 
 
-# ---- keystone, placement and glance (httpd + mod_wsgi) ---------------------------------
+def ovn_northd_config(ns: str) -> Obj:
+    command = (f"ovn-northd --ovnnb-db={ovn_connection(OVN_NB, ns)} --ovnsb-db={ovn_connection(OVN_SB, ns)} "
+               f"--unixctl={NORTHD_CONTROL} --no-chdir -vconsole:info -vfile:off")
+    return secret(f"{OVN_NORTHD}-config-data", ns, OVN_NORTHD, {"config.json": kolla_config(command)})
+
+
+def ovn_northd(ctx: Context, config: Obj) -> list[Obj]:
+    return render_objects(
+        "ovn-northd.yaml.j2", name=OVN_NORTHD, namespace=ctx.namespace, labels=labels(OVN_NORTHD, OVN_NORTHD),
+        selector=selector(OVN_NORTHD, OVN_NORTHD), image=image(OVN_NORTHD, ctx.image_tag),
+        control=NORTHD_CONTROL, run_dir=NORTHD_CONTROL.rpartition("/")[0],
+        config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
+    )
+
+
+# ---- keystone, placement, glance and neutron (httpd + mod_wsgi) ------------------------
 
 
 def wsgi_files(service: str, user: str, port: int, module: str,
@@ -312,8 +336,8 @@ def keystone_bootstrap_job(n: Neighbours, ctx: Context, config: Obj, keys: Obj, 
 
 
 def keystone_setup(n: Neighbours) -> Obj:
-    """What the setup Job converges keystone to: project, roles, service users, placement and
-    glance in the catalog."""
+    """What the setup Job converges keystone to: project, roles, service users, placement,
+    glance and neutron in the catalog."""
     want = {
         "keystone_url": n.keystone.internal_url,
         "project": SERVICE_PROJECT,
@@ -360,7 +384,7 @@ def placement_config(n: Neighbours) -> Obj:
 
 def api_deployment(api: Api, ctx: Context, image_name: str, config: Obj, probe_path: str,
                    volumes: list[dict[str, Any]] | None = None) -> list[Obj]:
-    """The Deployment and Services of an API under httpd (placement, glance); `volumes`:
+    """The Deployment and Services of an API under httpd (placement, glance, neutron); `volumes`:
     {name, mountPath, hostPath} of host directories it keeps data in."""
     name = api.kind.name
     return render_objects(
@@ -438,6 +462,35 @@ def test_image_job(ctx: Context, spec: Obj, clouds: Obj) -> Obj:
     )
 
 
+def neutron_config(n: Neighbours) -> Obj:
+    """neutron.conf and ml2_conf.ini (ML2/OVN at the environment's OVN databases), its
+    httpd.conf and WSGI entry. Only the API runs: it binds ports and writes OVN's northbound
+    database itself, and registers itself in OVN's hash ring for the southbound events."""
+    ns, api = n.namespace, n.neutron
+    name = api.kind.name
+    files, copies = wsgi_files(name, name, api.kind.port, "neutron.wsgi.api")
+    conf = render("neutron.conf.j2", database_url=database_url(api.db, n.api_instance, ns), **authtoken(n, api))
+    ml2 = render("ml2_conf.ini.j2", nb_connection=ovn_connection(OVN_NB, ns), sb_connection=ovn_connection(OVN_SB, ns))
+    config = kolla_config(HTTPD_COMMAND, [
+        kolla_copy("neutron.conf", NEUTRON_CONF, name, "0600"),
+        kolla_copy("ml2_conf.ini", ML2_CONF, name, "0600"),
+        *copies,
+    ])
+    return secret(f"{name}-config-data", ns, name,
+                  {"config.json": config, "neutron.conf": conf, "ml2_conf.ini": ml2, **files})
+
+
+def neutron(n: Neighbours, ctx: Context, config: Obj) -> list[Obj]:
+    return api_deployment(n.neutron, ctx, NEUTRON_IMAGE, config, "/")
+
+
+def neutron_db_sync_job(n: Neighbours, ctx: Context, config: Obj) -> Obj:
+    """Every branch's head, as neutron-operator's db sync (neutron's own and its plugins')."""
+    return db_sync_job(n.neutron, ctx, NEUTRON_IMAGE, config, [
+        "neutron-db-manage", "--config-file", f"{CONFIG_DIR}/neutron.conf",
+        "--config-file", f"{CONFIG_DIR}/ml2_conf.ini", "upgrade", "heads"])
+
+
 # ---- openstackclient -------------------------------------------------------------------
 
 
@@ -460,38 +513,43 @@ def openstackclient(ctx: Context, clouds: Obj) -> list[Obj]:
 
 
 def stages(n: Neighbours, env: EnvSecrets, ctx: Context) -> list[Stage]:
-    """Secrets; backing services (OVN's databases among them); database accounts; keystone's
-    bootstrap, placement's and glance's schemas; keystone; keystone's users and catalog;
-    placement, glance and the client pod; the test image."""
+    """Secrets; backing services (OVN's databases and ovn-northd among them); database
+    accounts; keystone's bootstrap, placement's, glance's and neutron's schemas; keystone;
+    keystone's users and catalog; placement, glance, neutron and the client pod; the test image."""
     env_obj = env_secret(n, env)
     db_configs = {i.name: mariadb_config(i, ctx.namespace) for i in n.databases}
     db_accounts = {i.name: mariadb_accounts(i, ctx.namespace) for i in n.databases}
     bus_configs = {c.name: rabbitmq_config(c, ctx.namespace) for c in n.buses}
     mc_config = memcached_config(ctx.namespace)
     ovn_configs = {db.service: ovsdb_config(db, ctx.namespace) for db in n.ovn}
+    northd_config = ovn_northd_config(ctx.namespace)
     ks_config, ks_keys, ks_setup = keystone_config(n), keystone_keys(ctx.namespace, env), keystone_setup(n)
-    pl_config, gl_config, clouds = placement_config(n), glance_config(n), clouds_secret(n)
-    image_spec = test_image_secret(n)
+    pl_config, gl_config, ne_config = placement_config(n), glance_config(n), neutron_config(n)
+    clouds, image_spec = clouds_secret(n), test_image_secret(n)
     secrets = [env_obj, *db_configs.values(), *db_accounts.values(), *bus_configs.values(), mc_config,
-               *ovn_configs.values(), ks_config, ks_keys, ks_setup, pl_config, gl_config, clouds, image_spec]
+               *ovn_configs.values(), northd_config, ks_config, ks_keys, ks_setup, pl_config, gl_config, ne_config,
+               clouds, image_spec]
     backing = [o for i in n.databases for o in mariadb(i, ctx, db_configs[i.name])]
     backing += [o for c in n.buses for o in rabbitmq(c, ctx, bus_configs[c.name])]
     backing += memcached(ctx, mc_config)
     backing += [o for db in n.ovn for o in ovsdb_server(db, ctx, ovn_configs[db.service])]
+    backing += ovn_northd(ctx, northd_config)
     return [
         Stage("secrets", tuple(secrets)),
-        Stage("mariadb, rabbitmq, memcached and OVN's databases", tuple(backing)),
+        Stage("mariadb, rabbitmq, memcached, OVN's databases and ovn-northd", tuple(backing)),
         Stage("databases and accounts",
               tuple(mariadb_accounts_job(i, ctx, db_accounts[i.name]) for i in n.databases)),
-        Stage("keystone bootstrap, placement's and glance's schemas", (
+        Stage("keystone bootstrap, placement's, glance's and neutron's schemas", (
             keystone_bootstrap_job(n, ctx, ks_config, ks_keys, env_obj, env),
             placement_db_sync_job(n, ctx, pl_config),
             glance_db_sync_job(n, ctx, gl_config),
+            neutron_db_sync_job(n, ctx, ne_config),
         )),
         Stage("keystone", tuple(keystone(n, ctx, ks_config, ks_keys, env))),
         Stage("keystone users and catalog", (keystone_setup_job(ctx, ks_setup, clouds),)),
-        Stage("placement, glance and openstackclient", tuple([
-            *placement(n, ctx, pl_config), *glance(n, ctx, gl_config), *openstackclient(ctx, clouds)])),
+        Stage("placement, glance, neutron and openstackclient", tuple([
+            *placement(n, ctx, pl_config), *glance(n, ctx, gl_config), *neutron(n, ctx, ne_config),
+            *openstackclient(ctx, clouds)])),
         Stage("the test image in glance", (test_image_job(ctx, image_spec, clouds),)),
     ]
 

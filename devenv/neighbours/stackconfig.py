@@ -12,8 +12,9 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from components.settings import Settings, load
+from components.settings import Settings
 from components.settings.load import CONFIG_PREFIX, decode_value
+from components.stackconfig import load
 
 
 def _value(key: str, entry: Mapping[str, Any]) -> Any:

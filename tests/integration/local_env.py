@@ -51,6 +51,20 @@ def node(name: str, command: str) -> subprocess.CompletedProcess[str]:
     return run(str(ROOT / "devenv" / "ssh.sh"), name, command, check=False)
 
 
+# Each test node's cgroup tree on the host (devenv/nodes.sh); the node's systemd
+# keeps a cgroup per unit in it.
+NODE_CGROUPS = Path("/sys/fs/cgroup/unified/openstack-nova-nodes")
+
+
+def node_unit_pids(name: str, unit: str) -> list[int]:
+    """The host's pids of the processes of one systemd unit of a test node (e.g. ssh.service),
+    read from the node's cgroup tree: found even when the node cannot be asked."""
+    pids: list[int] = []
+    for procs in sorted((NODE_CGROUPS / name).rglob(f"{unit}/cgroup.procs")):
+        pids += [int(p) for p in procs.read_text().split()]
+    return pids
+
+
 def cluster(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """devenv/cluster.sh of the local environment, e.g. cluster("restart", "kubelet")."""
     return run(str(ROOT / "devenv" / "cluster.sh"), *args, check=check, env={"TOOLCHAIN_BIN": TOOLCHAIN_BIN})
@@ -76,7 +90,7 @@ def up(stack: str, cwd: Path | None = None, refresh: bool = False, replace: Sequ
 
 def changes_of(up_json: str) -> dict[str, Any]:
     """The resource changes by kind in what `pulumi up --json` printed, and the operations
-    per resource under "steps": [(op, type, name)], e.g. ("update", "pulumi-python:dynamic:Resource",
+    per resource under "steps": [(op, type, name)], e.g. ("update", "pulumi-python:dynamic/ansible:PlaybookRun",
     "edpm-compute-0-nova"); a replacement is ("create-replacement" | "replace" | "delete-replaced", ...)."""
     changes: dict[str, Any] = {}
     steps: list[tuple[str, str, str]] = []
@@ -102,10 +116,18 @@ def revealed(value: Any) -> Any:
     return value
 
 
-def openstack(*args: str, namespace: str = "openstack") -> Any:
-    """The openstack CLI in the environment's openstackclient pod (admin of cloud `default`), as JSON."""
-    proc = run("kubectl", "exec", "-n", namespace, "deploy/openstackclient", "--", "openstack", *args, "-f", "json")
-    return json.loads(proc.stdout)
+def openstack(*args: str, namespace: str = "openstack", want_json: bool = True) -> Any:
+    """The openstack CLI in the environment's openstackclient pod (admin of cloud `default`), as JSON
+    (want_json=False: for commands that print no table, its output as text)."""
+    fmt = ("-f", "json") if want_json else ()
+    proc = run("kubectl", "exec", "-n", namespace, "deploy/openstackclient", "--", "openstack", *args, *fmt)
+    return json.loads(proc.stdout or "null") if want_json else proc.stdout
+
+
+def in_client(namespace: str, script: str) -> Any:
+    """A Python script in the openstackclient pod (admin of cloud `default`); what it prints, as JSON."""
+    proc = run("kubectl", "exec", "-n", namespace, "deploy/openstackclient", "--", "python3", "-c", script)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def nova_manage(*args: str, namespace: str = "openstack") -> str:

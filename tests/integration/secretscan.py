@@ -11,7 +11,7 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -158,10 +158,11 @@ class ArgvSampler:
         self._thread.join()
 
 
-def readable_files(roots: list[Path]) -> Iterator[Path]:
-    """Regular files that group or others may read."""
+def readable_files(roots: list[Path], skip: Collection[Path] = ()) -> Iterator[Path]:
+    """Regular files that group or others may read, under `roots` but not under `skip`."""
     for root in roots:
-        for dirpath, _, names in os.walk(root):
+        for dirpath, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if Path(dirpath, d) not in skip]
             for name in names:
                 path = Path(dirpath, name)
                 try:

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
+from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
 from tests.integration.local_env import node, pulumi, run, up
-from tests.integration.nova_compute import compute_process, eventually
+from tests.integration.nova_compute import compute_process, eventually, in_compute
 from tests.integration.stacks import Stack, name_of, type_of
 from tests.integration.test_dataplane import nova_conf, stat
 
@@ -52,7 +53,7 @@ def apply(kind: str, name: str, data: dict[str, str]) -> None:
     run("kubectl", "apply", "-f", "-", input=json.dumps(manifest))
 
 
-RUN = "pulumi-python:dynamic:Resource"  # a PlaybookRun
+RUN = PLAYBOOK_RUN
 
 
 def changed_runs(steps: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -93,8 +94,13 @@ def test_ceph_files_reach_every_compute_secret_all_the_way(ceph_stack: tuple[Sta
     for name in NODES:
         laid_out = stat(name, "/var/lib/openstack/config/ceph/*")
         assert laid_out == {"ceph.client.openstack.keyring": "600 root", "ceph.conf": "644 root"}, name
-        assert stat(name, "/etc/ceph/*") == {"ceph.client.openstack.keyring": "600 nova", "ceph.conf": "600 nova"}
-        assert node(name, "cat /etc/ceph/ceph.conf").stdout == CEPH_CONF
+        # what kolla copied into nova_compute as it started
+        assert stat(name, "/etc/ceph/*", where=in_compute) == {"ceph.client.openstack.keyring": "600 nova",
+                                                               "ceph.conf": "600 nova"}
+        assert in_compute(name, "cat /etc/ceph/ceph.conf").stdout == CEPH_CONF
+        # the host's qemu (RBD disks of the guests) reads the cluster's conf, never a keyring
+        assert stat(name, "/etc/ceph/*.conf /etc/ceph/*.keyring 2>/dev/null") == {"ceph.conf": "644 root"}, name
+        assert node(name, "cat /etc/ceph/ceph.conf").stdout == CEPH_CONF, name
         assert stat(name, "/var/lib/openstack/nova/03-ceph-nova.conf") == {"03-ceph-nova.conf": "644 root"}
         assert nova_conf(name, "libvirt.images_rbd_pool") == "'vms'"
     # in state the key is only ever encrypted
@@ -113,8 +119,8 @@ def test_a_new_keyring_reruns_only_the_runs_that_use_it(ceph_stack: tuple[Stack,
         + [("update", f"{n}-nova") for n in NODES])
     up(stack.name, cwd=stack.project)
     for name in NODES:
-        assert new_key in node(name, "cat /etc/ceph/ceph.client.openstack.keyring").stdout, name
-        assert node(name, f"cat /etc/libvirt/secrets/{FSID}.base64").stdout == new_key, name
+        assert new_key in in_compute(name, "cat /etc/ceph/ceph.client.openstack.keyring").stdout, name
+        assert libvirt_secret(name) == new_key, name
         # nova-compute started again, with the new files
         after = eventually(lambda: compute_process(name), lambda p: p is not None and p != before[name])  # noqa: B023
         assert after is not None and after != before[name], name
@@ -125,25 +131,29 @@ def test_a_new_keyring_reruns_only_the_runs_that_use_it(ceph_stack: tuple[Stack,
     assert nova_conf(NODES[1], "libvirt.images_rbd_pool") == "'vms2'"
 
 
+def libvirt_secret(name: str) -> str:
+    """The value the node's libvirt holds for the cluster's secret (empty: none)."""
+    return node(name, f"virsh -c secret:///system secret-get-value {FSID}").stdout.strip()
+
+
 def test_libvirt_keeps_the_clusters_key_as_a_secret_of_its_fsid(ceph_stack: tuple[Stack, str]) -> None:
-    """What `virsh secret-define` and `secret-set-value` would leave in libvirt's secret store,
-    where virtsecretd loads it from (the test nodes run no libvirt daemon)."""
+    """Given to the node's running secret daemon as virsh gives it, the key through a file."""
     stack, key = ceph_stack
     preview = stack.cli("preview", "--diff")
     assert f"<uuid>{FSID}</uuid>" in preview.stdout  # the definition is shown, the key never
     assert key not in preview.stdout + preview.stderr
     up(stack.name, cwd=stack.project)
     for name in NODES:
-        assert stat(name, "/etc/libvirt/secrets /etc/libvirt/secrets/*") == {
-            "secrets": "700 root", f"{FSID}.xml": "600 root", f"{FSID}.base64": "600 root"}, name
-        definition = node(name, f"cat /etc/libvirt/secrets/{FSID}.xml").stdout
+        definition = node(name, f"virsh -c secret:///system secret-dumpxml {FSID}").stdout
         assert f"<uuid>{FSID}</uuid>" in definition and "<usage type='ceph'>" in definition, name
         assert "<name>ceph.client.openstack secret</name>" in definition, name
-        assert node(name, f"cat /etc/libvirt/secrets/{FSID}.base64").stdout == key, name
+        assert libvirt_secret(name) == key, name
+        # no file of the key left behind, none in the journal of the run
+        assert node(name, "grep -rlF -- '" + key[:20] + "' /tmp /var/tmp 2>/dev/null; true").stdout == "", name
     assert key not in pulumi("stack", "export", "-s", stack.name, cwd=stack.project).stdout
-    # a drift check finds a value changed behind the stack's back, on that node only, and up puts it back
-    node(NODES[0], f"echo -n AAAA > /etc/libvirt/secrets/{FSID}.base64")
+    # a drift check finds a value lost behind the stack's back, on that node only, and up puts it back
+    node(NODES[0], f"virsh -c secret:///system secret-undefine {FSID}")
     stack.cli("refresh", "--yes", "--skip-preview")
     repaired = sorted(n for op, _, n in up(stack.name, cwd=stack.project)["steps"] if op == "update")
     assert repaired == [f"{NODES[0]}-libvirt"]
-    assert node(NODES[0], f"cat /etc/libvirt/secrets/{FSID}.base64").stdout == key
+    assert libvirt_secret(NODES[0]) == key

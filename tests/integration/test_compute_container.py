@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.integration.local_env import ROOT, node, up
-from tests.integration.nova_compute import compute_process, eventually
+from tests.integration.nova_compute import compute_process, eventually, in_compute
 from tests.integration.stacks import Stack
 
 NODES = ("edpm-compute-0", "edpm-compute-1")
@@ -16,25 +18,29 @@ NOVA_IDS, LIBVIRT_GID = "42436:42436", "42473"
 WRAPPER = ROOT / "ansible" / "roles" / "edpm_nova" / "files" / "run-on-host"
 
 
-def test_nova_compute_runs_in_the_libvirt_group(dev_stack: str) -> None:
+def test_nova_compute_runs_in_the_libvirt_group_and_reaches_libvirt(dev_stack: str) -> None:
     for name in NODES:
         assert node(name, "getent group libvirt").stdout.strip() == f"libvirt:x:{LIBVIRT_GID}:nova"
         process = eventually(lambda: compute_process(name), bool)  # noqa: B023
         assert process is not None, name
         groups = node(name, f"grep ^Groups: /proc/{process[0]}/status").stdout.split()[1:]
         assert LIBVIRT_GID in groups, (name, groups)
+        # as nova, through the node's libvirt socket the container mounts
+        version = in_compute(name, "virsh -c qemu:///system version 2>&1 || python3 -c "
+                             "'import libvirt; print(libvirt.open(\"qemu:///system\").getVersion())'")
+        assert version.returncode == 0, (name, version.stdout)
     # the node's /etc is its own: the host's groups are as they were
     host_libvirt = [g for g in Path("/etc/group").read_text().splitlines() if g.startswith("libvirt:")]
     assert all("nova" not in g.split(":")[3] for g in host_libvirt)
 
 
-def test_iscsiadm_is_the_run_on_host_wrapper_on_the_nodes_only(dev_stack: str) -> None:
+def test_iscsiadm_is_the_run_on_host_wrapper_in_the_container_only(dev_stack: str) -> None:
     wrapper = WRAPPER.read_text()
     for name in NODES:
-        assert node(name, "stat -c '%a %U:%G' /usr/sbin/iscsiadm").stdout.strip() == "755 root:root", name
-        assert node(name, "cat /usr/sbin/iscsiadm").stdout == wrapper, name
-    host = Path("/usr/sbin/iscsiadm")
-    assert not host.exists() or host.read_bytes() != WRAPPER.read_bytes()
+        assert in_compute(name, "stat -c '%a %U:%G' /usr/sbin/iscsiadm").stdout.strip() == "755 root:root", name
+        assert in_compute(name, "cat /usr/sbin/iscsiadm").stdout == wrapper, name
+        node_own = node(name, "cat /usr/sbin/iscsiadm 2>/dev/null").stdout
+        assert node_own != wrapper, name
 
 
 def _owners(name: str, *paths: str) -> dict[str, str]:
@@ -42,6 +48,7 @@ def _owners(name: str, *paths: str) -> dict[str, str]:
     return dict(line.split() for line in out.splitlines())
 
 
+@pytest.mark.long
 def test_the_ownership_step_moves_old_ids_and_leaves_compute_id(dev_copy: Stack) -> None:
     state = "/var/lib/nova"
     # nova's ids before an "upgrade": the marker and a disk carry them, as does compute_id

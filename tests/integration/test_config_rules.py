@@ -111,3 +111,45 @@ def test_bad_config_fails_with_its_path_and_changes_nothing(rules_stack: Stack, 
         assert path in output and message in output, output
         assert "Traceback" not in output
     assert rules_stack.resources() == before
+
+
+def late_rules_config(namespace: str, known_hosts: str) -> dict[str, Any]:
+    """Three problems: a replica count, a node whose cell has no metadata service for its agent, and
+    a mounted file named as one nova makes itself (the EDPM services' own rules)."""
+    return {
+        "namespace": namespace, "kubernetes": {"skipAwait": True},
+        "nova": {"cellTemplates": CELLS, "metadataServiceTemplate": {"enabled": False},
+                 "apiServiceTemplate": {"replicas": 33}},
+        "dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "nodeSets": {"edpm": {
+            "cell": "cell1", "nodes": {"n0": {"ansibleHost": "192.168.122.100"}},
+            "nodeTemplate": {"ansibleSSHPrivateKeyFile": "/etc/hostname", "knownHostsFile": known_hosts}}}},
+        "extraMounts": [{"propagation": ["Compute"],
+                         "volumes": [{"name": "mine", "configMap": {"name": "mine", "items": [
+                             {"key": "conf", "path": "01-nova.conf"}]}}],
+                         "mounts": [{"name": "mine", "mountPath": "/var/lib/openstack/configs/nova"}]}],
+    }
+
+
+def test_the_services_own_rules_come_with_every_other_problem_of_one_preview(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    from tests.integration.stacks import copy_project
+    from tests.unit import KNOWN_HOSTS
+
+    stack = Stack(copy_project(tmp_path_factory.mktemp("late-rules") / "project"), "itest-late-rules")
+    stack.write(late_rules_config(stack.namespace, KNOWN_HOSTS))
+    stack.init()
+    try:
+        preview = stack.cli("preview", check=False)
+    finally:
+        stack.cli("stack", "rm", "--yes", "--force", check=False)
+    output = preview.stdout + preview.stderr
+    assert preview.returncode != 0 and "Traceback" not in output, output
+    assert "the stack config has 3 problems" in output, output
+    for path, message in (
+            ("openstack-nova:nova.apiServiceTemplate.replicas", "33 is out of range; expected 0..32"),
+            ("openstack-nova:dataplane.nodeSets.edpm.services",
+             "neutron-metadata needs a metadata service for n0; enable nova.metadataServiceTemplate or "
+             "nova.cellTemplates.cell1.metadataServiceTemplate"),
+            ("openstack-nova:extraMounts[0].mounts[0]",
+             "extraMounts give nova 01-nova.conf, which the program makes itself")):
+        assert f"{path}: {message}" in output, output

@@ -12,7 +12,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi
+from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi, run
+from tests.integration.nova_compute import container, eventually
 
 DEVENV = ROOT / "devenv"
 NODE_NAME = "openstack-nova-node"
@@ -75,13 +76,15 @@ def test_port_in_use_gets_one_line(tmp_path: Path) -> None:
 
 
 def test_killed_processes_are_recovered_by_the_next_start(dev_stack: str) -> None:
-    pid_file = Path(ENV["OPENSTACK_NOVA_ENV"], "nodes", "edpm-compute-1", "sshd.pid")
+    # the node's launcher dies as a crash would take it: the node is gone (its processes with it)
+    pid_file = Path(ENV["OPENSTACK_NOVA_ENV"], "nodes", "edpm-compute-1", "nspawn.pid")
     os.kill(int(pid_file.read_text()), signal.SIGKILL)
     proc = _run([str(DEVENV / "start.sh")], {**os.environ, **ENV})
     assert proc.returncode == 0, proc.stderr
     assert "recovered" in proc.stdout + proc.stderr
-    # the node is back, with the files the stack deployed
+    # the node booted again, with the files the stack deployed, and its systemd started nova-compute
     assert node("edpm-compute-1", "test -s /var/lib/openstack/nova/01-nova.conf").returncode == 0
+    assert eventually(lambda: container("edpm-compute-1"), bool) is not None
     assert pulumi("preview", "--expect-no-changes", "-s", dev_stack, check=False).returncode == 0
 
 
@@ -118,3 +121,20 @@ def test_a_second_start_changes_nothing() -> None:
     proc = _run([str(DEVENV / "cluster.sh"), "start"], env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("cluster.sh: already running: https://192.168.123.1:"), proc.stdout
+
+
+def test_make_up_shows_the_preview_then_the_table_without_asking_off_a_terminal(dev_stack: str) -> None:
+    """devenv/apply.sh, the `pulumi up` of `make up`, with stdin not a terminal (as in CI): the
+    preview's summary with the policy pack's verdict, no question, then a table per node with its
+    cell and the endpoints."""
+    done = run(str(DEVENV / "apply.sh"), dev_stack, input="")
+    out = done.stdout
+    assert out.startswith(f"Preview of stack {dev_stack}: "), out
+    assert "Policy pack openstack-nova 0.1.0: no violations" in out
+    assert "Apply these changes" not in out + done.stderr
+    header = next(line for line in out.splitlines() if line.startswith("NODE SET"))
+    assert header.split()[-2:] == ["IN", "SYNC"] and "nova" in header.split()
+    rows = {line.split()[1]: line.split() for line in out.splitlines() if line.startswith("edpm-compute ")}
+    assert rows["edpm-compute-0"][2] == "cell1" and rows["edpm-compute-1"][2] == "cell2", out
+    assert all(r[-1] == "yes" and "failed" not in r for r in rows.values()), out
+    assert "nova API:    http://nova-public.openstack.svc:8774/v2.1" in out

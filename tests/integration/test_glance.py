@@ -4,20 +4,12 @@ looks for it, holding the test image the environment uploads, its files on the h
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
-from typing import Any
 
 from devenv.neighbours.manifests import TEST_IMAGE, TEST_IMAGE_SIZE
-from tests.integration.local_env import ENV, openstack, run
+from tests.integration.local_env import ENV, in_client, openstack, run
 
 BLANK_MD5 = hashlib.md5(bytes(TEST_IMAGE_SIZE), usedforsecurity=False).hexdigest()
-
-
-def in_client(namespace: str, script: str) -> Any:
-    """A Python script in the openstackclient pod (admin of cloud `default`); what it prints, as JSON."""
-    proc = run("kubectl", "exec", "-n", namespace, "deploy/openstackclient", "--", "python3", "-c", script)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def test_glance_is_in_the_catalog_as_the_image_service_with_glance_operators_endpoints(dev_neighbours: str) -> None:

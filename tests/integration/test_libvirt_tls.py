@@ -4,9 +4,9 @@ migration user's credentials and SASL database, the TLS firewall rule, nova
 migrating over qemu+tls; the password never in plain text; everything gone
 again when TLS is turned off.
 
-The test nodes run no libvirt daemon (files_only): what a daemon would do
-with these files is not shown here. The SASL database needs the host's
-saslpasswd2 (sasl2-bin, which devenv/start.sh installs)."""
+The test nodes run libvirt's daemons, which read these files; no TLS
+connection to them and no migration over TLS is made here. The SASL database
+is made with the node's saslpasswd2 (sasl2-bin, in the nodes' root)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import pytest
 import yaml
 from cryptography import x509
 
+from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
 from tests.integration.local_env import kubectl_json, node, pulumi, up
 from tests.integration.stacks import Stack
 from tests.integration.test_dataplane import nova_conf
@@ -68,7 +69,7 @@ def test_tls_gives_each_node_its_certificate_credentials_and_rule(tls_stack: Sta
     stack = tls_stack
     preview = stack.cli("preview", "--diff")
     result = up(stack.name, cwd=stack.project)
-    ran = sorted((op, n) for op, typ, n in result["steps"] if typ == "pulumi-python:dynamic:Resource" and op != "same")
+    ran = sorted((op, n) for op, typ, n in result["steps"] if typ == PLAYBOOK_RUN and op != "same")
     # the CA and the node certificates are created; libvirt and nova run again on both nodes
     assert [r for r in ran if not r[1].startswith("libvirt-")] == sorted(
         [("update", f"{n}-libvirt") for n in NODES] + [("update", f"{n}-nova") for n in NODES]), ran

@@ -81,7 +81,8 @@ def _guards_of(project: Path) -> list[int]:
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if b"components.runguard" in cmdline and Path(f"/proc/{pid}/cwd").resolve() == project.resolve():
+            if (b"components.ansible_runner.runguard" in cmdline
+                    and Path(f"/proc/{pid}/cwd").resolve() == project.resolve()):
                 found.append(int(pid))
         except OSError:
             continue
@@ -218,8 +219,8 @@ def test_removing_an_unreachable_node_fails_its_stop_step_and_says_how_to_go_on(
     node_set["nodeTemplate"]["timeouts"] = {"connect": 5, "lock": 30}
     del node_set["nodes"]["edpm-compute-1"]
     dev_copy.file.write_text(yaml.safe_dump(config))
-    urn = ("urn:pulumi:dev::openstack-nova::openstack-nova:dataplane:EdpmNodeSet$pulumi-python:dynamic:Resource"
-           "::edpm-compute-1-nova")
+    urn = ("urn:pulumi:dev::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
+           "$pulumi-python:dynamic/ansible:PlaybookRun::edpm-compute-1-nova")
     with link_down("edpm-compute-1"):
         failed = _pulumi(dev_copy, "up", "--yes", "--skip-preview")
         output = failed.stdout + failed.stderr
@@ -237,7 +238,7 @@ def test_removing_an_unreachable_node_fails_its_stop_step_and_says_how_to_go_on(
         assert forgot.returncode == 0, forgot.stdout[-3000:] + forgot.stderr[-3000:]
         assert not [name for name in _states(dev_copy) if name.startswith("edpm-compute-1-")]
     # the other node was not touched
-    assert node("edpm-compute-0", "test -e /etc/nova/nova.conf.d/01-nova.conf").returncode == 0
+    assert node("edpm-compute-0", "test -e /var/lib/openstack/nova/01-nova.conf").returncode == 0
 
 
 def _with_known_hosts(stack: Stack, path: Path) -> None:

@@ -43,18 +43,11 @@ BUS_USERS = ("nova-api", "nova-cell1")
 BUS_VHOSTS = ("nova", "nova-cell1")
 PLACEHOLDER = re.compile(r"<[A-Za-z0-9][^<>\n]*>")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-# What the local test nodes need that real nodes do not (no podman, no systemd, no OVN, no
-# hypervisor): role variables, which the guide sets with its `ansibleVars` command.
-TEST_NODE_VARS = {
-    "ansible_python_interpreter": "/usr/bin/python3",
-    "edpm_nova_start_mode": "kolla_set_configs",
-    "edpm_nova_kolla_python": f"{ENV['OPENSTACK_NOVA_ENV']}/kolla/python",
-    "edpm_nova_kolla_set_configs": f"{ENV['OPENSTACK_NOVA_ENV']}/kolla/set_configs.py",
-    "edpm_nova_kolla_caps": "dac_read_search",
-    "edpm_neutron_metadata_start_mode": "validate",
-    "edpm_libvirt_start_mode": "files_only",
-}
-FAKE_DRIVER = "[DEFAULT]\ncompute_driver = fake.FakeDriverWithoutFakeNodes\n"
+# Role variables the local test nodes take as the dev stack gives them, set with the guide's
+# `ansibleVars` command: the nodes are hosts as a user's (systemd, podman, libvirt, OVN).
+TEST_NODE_VARS = {"ansible_python_interpreter": "/usr/bin/python3"}
+# The test nodes have no hardware virtualisation: QEMU runs guests with TCG, as the dev stack says.
+TCG = "[libvirt]\nvirt_type = qemu\n"
 
 
 def guide_text() -> str:
@@ -409,7 +402,7 @@ def test_the_guide_brings_up_a_control_plane_on_existing_services_and_adds_a_nod
     estate.command(".venv/bin/python -m tools.known_hosts trust <known hosts file> <address> --name <node> "
                    "--fingerprint <fingerprint>")
     snippet = estate.project.parent / "nova-extra.conf"
-    snippet.write_text(FAKE_DRIVER)  # the test nodes have no hypervisor
+    snippet.write_text(TCG)
     estate.values["<nova snippet file>"] = str(snippet)
     argv, _ = guide_command("pulumi config set --path 'dataplane.nodeSets.<node set>.customServiceConfig.nova' "
                             "\"$(cat <nova snippet file>)\"", estate.values)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
 from tests.integration.local_env import kubectl_json, node, pulumi, run, up
 
 MARKER = "/var/lib/openstack/edpm-node.json"
@@ -31,5 +32,5 @@ def test_second_up_changes_nothing_and_runs_no_playbook(dev_stack: str) -> None:
     assert preview.returncode == 0, preview.stdout + preview.stderr
     changes = up(dev_stack)
     assert set(changes) == {"same", "steps"}, changes
-    runs = [s for s in changes["steps"] if s[1] == "pulumi-python:dynamic:Resource" and s[0] != "same"]
+    runs = [s for s in changes["steps"] if s[1] == PLAYBOOK_RUN and s[0] != "same"]
     assert runs == []

@@ -51,6 +51,7 @@ class Registration:
     secret_outputs: frozenset[str]  # additionalSecretOutputs
     inputs: dict[str, Any]
     state: dict[str, Any]  # the outputs, as the engine would keep them
+    aliases: tuple[str, ...] = ()  # the types it is known by besides its own (its aliases')
 
 
 def name_of(registration: Registration) -> str:
@@ -80,7 +81,8 @@ class EngineMonitor(MockMonitor):
         self.resources[urn] = MockMonitor.ResourceRegistration(urn, id_, state)
         self.registered[urn] = Registration(
             urn=urn, type=request.type, name=request.name, parent=request.parent, custom=bool(request.custom),
-            dependencies=frozenset(request.dependencies), secret_outputs=keep_secret, inputs=inputs, state=state)
+            dependencies=frozenset(request.dependencies), secret_outputs=keep_secret, inputs=inputs, state=state,
+            aliases=tuple(a.spec.type for a in request.aliases if a.HasField("spec") and a.spec.type))
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=obj)
 
     # --- what was registered ------------------------------------------------------------------
@@ -88,6 +90,10 @@ class EngineMonitor(MockMonitor):
     def of_type(self, typ: str) -> dict[str, Registration]:
         """By name (a Kubernetes object's own, as kubectl shows it), the resources of type `typ`."""
         return {name_of(r): r for r in self.registered.values() if r.type == typ}
+
+    def dynamic(self) -> list[Registration]:
+        """The program's dynamic resources, whatever their type."""
+        return [r for r in self.registered.values() if r.type.startswith("pulumi-python:dynamic")]
 
     def one(self, typ: str, name: str) -> Registration:
         (found,) = [r for r in self.registered.values() if r.type == typ and name_of(r) == name]

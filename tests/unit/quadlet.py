@@ -17,12 +17,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ROOT / "ansible" / "roles"
-# The roles with a quadlet start mode.
-QUADLET_ROLES = sorted(path.parents[1].name for path in ROLES.glob("*/tasks/start_quadlet.yml"))
 
 
 def role_vars(role: str) -> dict[str, Any]:
-    """The role's defaults and vars: what a play that passes no parameters has."""
+    """The role's defaults and vars as written (vars may name defaults in Jinja)."""
     found: dict[str, Any] = {}
     for part in ("defaults", "vars"):
         path = ROLES / role / part / "main.yml"
@@ -31,15 +29,20 @@ def role_vars(role: str) -> dict[str, Any]:
     return found
 
 
-def _start_block(role: str) -> dict[str, Any]:
-    (block,) = yaml.safe_load((ROLES / role / "tasks" / "start_quadlet.yml").read_text())
-    return dict(block)
+def _units_key(role: str) -> str | None:
+    return next((key for key in role_vars(role) if key.endswith("_quadlet_units")), None)
+
+
+# The roles that run containers: each names its units in vars/main.yml (`<role>_quadlet_units`)
+# and hands them to edpm_container_quadlet.
+QUADLET_ROLES = sorted(path.name for path in ROLES.iterdir() if (path / "vars").is_dir() and _units_key(path.name))
 
 
 def unit_names(role: str) -> list[str]:
-    """The units the role's quadlet mode writes (the loop of its "Write the Quadlet units")."""
-    (task,) = [t for t in _start_block(role)["block"] if t["name"] == "Write the Quadlet units"]
-    return list(task["loop"])
+    """The units the role runs, in start order."""
+    key = _units_key(role)
+    assert key is not None, role
+    return list(role_vars(role)[key])
 
 
 def _templated(value: Any, env: jinja2.Environment, variables: dict[str, Any]) -> Any:
@@ -47,19 +50,20 @@ def _templated(value: Any, env: jinja2.Environment, variables: dict[str, Any]) -
         return env.from_string(value).render(**variables)
     if isinstance(value, list):
         return [_templated(item, env, variables) for item in value]
+    if isinstance(value, dict):
+        return {key: _templated(item, env, variables) for key, item in value.items()}
     return value
 
 
 def render_unit(role: str, unit: str, **overrides: Any) -> str:
-    """`<unit>.container` as the role's quadlet mode writes it: the template module's Jinja
-    (trim_blocks, the trailing newline kept), the role's variables with `overrides` (a node's
-    variables) over them, and the variables of start_quadlet.yml's block (the volume lists)."""
+    """`<unit>.container` as the role renders it (Ansible's template lookup: trim_blocks, the
+    trailing newline kept), with the role's variables and `overrides` (a node's variables) over
+    them; the values of vars/main.yml (the volume lists) are templated with those."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(ROLES / role / "templates"), trim_blocks=True,
                              keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
     variables = {**role_vars(role), "ansible_managed": "managed", **overrides}
-    block_vars = {name: _templated(value, env, variables)
-                  for name, value in _start_block(role).get("vars", {}).items()}
-    return env.get_template(f"{unit}.container.j2").render(**variables, **block_vars)
+    templated = {name: _templated(value, env, variables) for name, value in variables.items()}
+    return env.get_template(f"{unit}.container.j2").render(**templated)
 
 
 def unit_lines(text: str, key: str) -> list[str]:

@@ -11,7 +11,8 @@ from components.render import (
     service_config_files,
     transport_url,
 )
-from components.settings import TOP_LEVEL_KEYS, Settings, load
+from components.settings import TOP_LEVEL_KEYS, Settings
+from components.stackconfig import load
 
 
 def stack(release: str) -> Settings:

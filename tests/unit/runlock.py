@@ -1,4 +1,4 @@
-"""The node's run lock as the tests see it (runs take it with flock, see components/runguard.py)."""
+"""The node's run lock as the tests see it (runs take it with flock, see components/ansible_runner/runguard.py)."""
 
 from __future__ import annotations
 

@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings import SHIPPED_CATALOGS, CatalogError, CatalogStore, SettingsError, load
+from components.settings import SHIPPED_CATALOGS, CatalogError, CatalogStore, SettingsError
 from components.settings.catalog import CATALOG_DIR, FORMAT
 from components.settings.customconfig import check
 from components.settings.load import CONFIG_PREFIX, DEFAULT_IMAGES_RELEASE
+from components.stackconfig import load
 from tests.unit import LOCAL_IMAGES_RELEASE, ROOT, pins
 from tools import nova_catalog
 
@@ -176,9 +177,11 @@ def test_shipped_catalog_records_its_release_and_the_pins_it_came_from(path: Pat
     assert data["format"] == FORMAT == nova_catalog.FORMAT
     assert data["nova"] == release == data["libraries"]["nova"]
     assert data["namespaces"] == list(nova_catalog.NAMESPACES)
-    # the libraries are those devenv/catalog.sh installs for this release
+    # the libraries are those devenv/catalog.sh installs for this release: its images' pins
     images = ROOT / "devenv" / "images" / "constraints.txt"
+    release_images = ROOT / "devenv" / "images" / "releases" / release / "constraints.txt"
     pinned = pins(images if pins(images)["nova"] == release else
+                  release_images if release_images.exists() else
                   ROOT / "devenv" / "catalog-constraints" / f"nova-{release}.txt")
     assert {name.lower(): version for name, version in data["libraries"].items()} == {
         name.lower(): pinned[name.lower()] for name in data["libraries"]

@@ -4,6 +4,7 @@ keys and hashes. No CLI, no cluster."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.settings import Settings, load
+from components.settings import Settings
+from components.stackconfig import load
 from tests.unit import EXTRA_MOUNTS, KNOWN_HOSTS
 
 
@@ -25,7 +27,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.resources[args.name] = args
         state = dict(args.inputs)
-        if args.typ == "pulumi-python:dynamic:Resource":
+        if args.typ.startswith("pulumi-python:dynamic"):
             state["value"] = f"generated-{args.name}"
             state["deployedHash"] = "0" * 64
             if "common_name" in state:  # a certificate authority or an issued certificate
@@ -48,6 +50,8 @@ def revealed(value: Any) -> Any:
 
 
 SECRET = "kubernetes:core/v1:Secret"
+# dataplane.migrationSSHKey of the tests' stack configs: what every compute gets as ssh-privatekey, ssh-publickey
+MIGRATION_KEY = {"privateKey": "k", "publicKey": "k.pub"}
 STATEFULSET = "kubernetes:apps/v1:StatefulSet"
 JOB = "kubernetes:batch/v1:Job"
 
@@ -66,9 +70,9 @@ def mocks() -> Iterator[RecordingMocks]:
 
 
 def build(mocks: RecordingMocks, s: Settings) -> pulumi.Output[Any]:
-    from components.controlplane import NovaControlPlane
+    from components.controlplane import NovaControlPlane, control_plane_spec
 
-    plane = NovaControlPlane("nova", s)
+    plane = NovaControlPlane("nova", control_plane_spec(s))
     # Checks run once every object of the control plane is registered.
     urns = [r.urn for r in plane.all_resources()]
     return pulumi.Output.all(plane.registered_cells_hash, *urns).apply(lambda v: v[0])
@@ -91,6 +95,40 @@ def test_objects_per_cell_and_top_level(mocks: RecordingMocks) -> pulumi.Output[
             "nova-keystone-registration", "nova-service-cleanup"}
 
     return build(mocks, settings()).apply(check)
+
+
+@pulumi.runtime.test
+def test_secret_keys_are_upstreams_where_docs_say_same(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    """docs/upstream-parity.md "Names and keys": the keys of each Secret, upstream's except the
+    kolla file (`config.json`) and the WSGI files; the labels are the program's own."""
+    s = settings(notificationsBus={"cluster": "rabbitmq"})
+
+    def check(_: Any) -> None:
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
+
+        def keys(name: str) -> set[str]:
+            return set(revealed(by_name[name]["stringData"]))
+
+        base = {"01-nova.conf", "nova-blank.conf", "my.cnf", "config.json"}
+        assert keys("nova-api-config-data") == base | {"httpd.conf", "10-nova-api-wsgi.conf", "nova-api-wsgi"}
+        assert keys("nova-metadata-config-data") == base | {
+            "httpd.conf", "10-nova-metadata-wsgi.conf", "nova-metadata-wsgi"}
+        for name in ("nova-scheduler-config-data", "nova-cell0-conductor-config-data",
+                     "nova-cell1-conductor-config-data", "nova-cell1-novncproxy-config-data"):
+            assert keys(name) == base, name
+        assert keys("nova-cell1-compute-config") == {
+            "01-nova.conf", "nova-blank.conf", "nova-compute-config.json", "rabbitmq_user_name",
+            "notification_rabbitmq_user_name"}
+        assert keys("nova-metadata-neutron-config") == {"05-nova-metadata.conf"}
+        # no scripts Secrets, internal Secrets (nova, nova-<cell>) or service account
+        assert not {n for n in by_name if n.endswith("-scripts") or n in ("nova", "nova-cell0", "nova-cell1")}
+        assert not mocks.of_type("kubernetes:core/v1:ServiceAccount")
+        api = next(i for i in mocks.of_type(STATEFULSET).values() if i["metadata"]["name"] == "nova-api")
+        assert api["spec"]["selector"]["matchLabels"] == {
+            "service": "nova", "component": "nova-api", "app.kubernetes.io/managed-by": "openstack-nova"}
+        assert [c["name"] for c in api["spec"]["template"]["spec"]["containers"]] == ["nova-api"]
+
+    return build(mocks, s).apply(check)
 
 
 @pulumi.runtime.test
@@ -202,11 +240,33 @@ def test_api_behind_internal_and_public_services(mocks: RecordingMocks) -> pulum
 
 
 @pulumi.runtime.test
+def test_a_cells_metadata_service_has_upstreams_names(mocks: RecordingMocks) -> pulumi.Output[Any]:
+    """nova-operator's names for a cell's metadata service: the neutron agents of the cell's nodes
+    reach nova-metadata-<cell>-internal, from nova-<cell>-metadata-neutron-config."""
+    s = settings(metadataServiceTemplate={"enabled": False},
+                 cellTemplates={"cell0": {}, "cell1": {"metadataServiceTemplate": {"enabled": True}}})
+
+    def check(_: Any) -> None:
+        def names(typ: str) -> set[str]:
+            return {i["metadata"]["name"] for i in mocks.of_type(typ).values()}
+
+        assert "nova-metadata-cell1-internal" in names("kubernetes:core/v1:Service")
+        assert not {n for n in names("kubernetes:core/v1:Service") if n.startswith("nova-cell1-metadata")}
+        assert {"nova-cell1-metadata-config-data", "nova-cell1-metadata-neutron-config"} <= names(SECRET)
+        assert "nova-cell1-metadata" in names(STATEFULSET)
+        by_name = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
+        neutron = revealed(by_name["nova-cell1-metadata-neutron-config"]["stringData"])["05-nova-metadata.conf"]
+        assert "nova_metadata_host = nova-metadata-cell1-internal.openstack.svc" in neutron
+
+    return build(mocks, s).apply(check)
+
+
+@pulumi.runtime.test
 def test_stale_service_cleanup_runs_after_every_rollout(
     mocks: RecordingMocks, monkeypatch: pytest.MonkeyPatch
 ) -> pulumi.Output[Any]:
     import components.cleanup
-    from components.controlplane import NovaControlPlane
+    from components.controlplane import NovaControlPlane, control_plane_spec
 
     waits: list[Any] = []
     real_job = components.cleanup.config_job
@@ -217,7 +277,8 @@ def test_stale_service_cleanup_runs_after_every_rollout(
 
     monkeypatch.setattr(components.cleanup, "config_job", recording_job)
     cells = {"cell0": {}, "cell1": {"conductorServiceTemplate": {"replicas": 2}}, "cell2": {}}
-    plane = NovaControlPlane("nova", settings(cellTemplates=cells, schedulerServiceTemplate={"replicas": 3}))
+    s = settings(cellTemplates=cells, schedulerServiceTemplate={"replicas": 3})
+    plane = NovaControlPlane("nova", control_plane_spec(s))
     # after every scheduler and conductor rollout, the API's rollout, its Services and its catalog entry
     assert set(waits) == {
         plane.scheduler.statefulset, *(c.conductor.statefulset for c in plane.cells.values()),
@@ -285,15 +346,15 @@ def test_each_cell_archives_and_purges_its_database(mocks: RecordingMocks) -> pu
     return build(mocks, settings(cellTemplates=cells)).apply(check)
 
 
-PLAYBOOK_RUN = "pulumi-python:dynamic:Resource"
+PLAYBOOK_RUN = "pulumi-python:dynamic/ansible:PlaybookRun"
 
 
 def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
                    n1_vars: dict[str, Any] | None = None, libvirt: dict[str, Any] | None = None,
                    images: dict[str, str] | None = None) -> list[Any]:
-    """Node sets `fast` (n0, its own time limits, with TLS) and `default` (n1, `n1_vars` its ansibleVars),
-    both in cell1; `configs`: customServiceConfig per node; `libvirt`: dataplane.libvirt; `images`: the
-    stack's images."""
+    """Node sets `fast` (n0, its own time limits, with TLS, QEMU's limits 4096 processes and 1024 files)
+    and `default` (n1, `n1_vars` its ansibleVars), both in cell1; `configs`: customServiceConfig per node;
+    `libvirt`: dataplane.libvirt; `images`: the stack's images."""
     from components.edpm.context import ControlPlaneFiles
 
     key = tmp_path / "id"
@@ -305,11 +366,11 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
                 "nodeTemplate": {**template, **({"timeouts": timeouts} if timeouts else {})}}
 
     raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "images": images or {}, "dataplane": {
-        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "migrationSSHKey": MIGRATION_KEY,
         **({"libvirt": libvirt} if libvirt else {}),
         "nodeSets": {
             "fast": {**node_set("n0", "192.0.2.10", {"connect": 5, "task": 60, "run": 300, "lock": 0}, {}),
-                     "tlsEnabled": True},
+                     "tlsEnabled": True, "qemuMaxProcesses": 4096, "qemuMaxFiles": 1024},
             "default": node_set("n1", "192.0.2.11", {}, n1_vars or {})}}}
     for node_set_config in raw["dataplane"]["nodeSets"].values():
         for name, node in node_set_config["nodes"].items():
@@ -318,25 +379,16 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
     s = load(raw, secret_keys=["dataplane"], catalog=None)
     empty = pulumi.Output.from_input({"01-nova.conf": ""})
     metadata = pulumi.Output.secret({"05-nova-metadata.conf": "[DEFAULT]\nmetadata_proxy_shared_secret = s\n"})
-    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: metadata},
-                              migration_private_key=pulumi.Output.from_input("k"),
-                              migration_public_key=pulumi.Output.from_input("k.pub"))
+    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: metadata})
     return _edpm_node_sets(s, files)
 
 
 def _edpm_node_sets(s: Any, files: Any) -> list[Any]:
     """An EdpmNodeSet for each node set of settings `s`, with the control plane's `files`, as the program
     makes them."""
-    from components.dataplane import EdpmNodeSet
-    from components.edpm.services.neutron_metadata import NeutronMetadataAgent
-    from components.libvirt import LibvirtSecrets
-    from components.render import known_hosts_block
+    from components.dataplane import EdpmDataPlane
 
-    agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
-    libvirt_files = LibvirtSecrets("libvirt", s).files
-    return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
-                        agent, compute_image=s.images.compute, libvirt=libvirt_files)
-            for n in s.dataplane.node_sets]
+    return EdpmDataPlane(s, files).node_sets
 
 
 def _all_runs(sets: list[Any]) -> pulumi.Output[Any]:
@@ -380,7 +432,7 @@ def test_a_runs_provider_is_a_plain_reference_and_its_key_and_files_stay_secret(
     import base64
     import pickle
 
-    from components.playbook import _PlaybookProvider
+    from components.ansible_runner.playbook import _PlaybookProvider
 
     def check(_: Any) -> None:
         run = mocks.of_type(PLAYBOOK_RUN)["n0-nova"]
@@ -412,7 +464,7 @@ def test_each_compute_gets_its_cells_config_and_the_migration_keys_as_secret_fil
 
     def check(_: Any) -> None:
         runs = mocks.of_type(PLAYBOOK_RUN)
-        cell = {"01-nova.conf": "", "ssh-privatekey": "k", "ssh-publickey": "k.pub"}
+        cell = {"01-nova.conf": "", "ssh-privatekey": "k\n", "ssh-publickey": "k.pub\n"}
         assert SECRET_SIG in runs["n0-nova"]["files"] and revealed(runs["n0-nova"]["files"]) == cell
         # a node's own secret snippet joins them, for that node alone
         assert revealed(runs["n1-nova"]["files"]) == {**cell, "26-nova-extra-host.conf": "[neutron]\npassword = pw\n"}
@@ -468,7 +520,7 @@ def test_a_nodes_own_snippets_reach_its_nova_and_neutron_metadata_runs(
 @pulumi.runtime.test
 def test_each_run_records_the_roles_it_runs_with(mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
     """A changed role re-runs exactly the runs whose playbooks use it (see test_playbook.py)."""
-    from components.playbook import roles_fingerprint
+    from components.ansible_runner.playbook import roles_fingerprint
 
     def check(_: Any) -> None:
         runs = {n: r for n, r in mocks.of_type(PLAYBOOK_RUN).items() if "playbook" in r}
@@ -493,30 +545,37 @@ def _alike_and_not(tmp_path: Any) -> dict[str, Any]:
     tls = {"t0": {"ansibleHost": "192.168.122.102"}, "t1": {"ansibleHost": "192.0.2.10"}}
     raw = {"kubernetes": {"skipAwait": True},
            "nova": {"cellTemplates": {"cell0": {}, "cell1": {}, "cell2": {}}}, "dataplane": {
-        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "migrationSSHKey": MIGRATION_KEY,
         "nodeSets": {"plain": {"cell": "cell1", "nodes": plain, "nodeTemplate": template},
                      "tls": {"cell": "cell1", "nodes": tls, "nodeTemplate": template, "tlsEnabled": True}}}}
     s = load(raw, secret_keys=["dataplane"], catalog=None)
     configs = {cell: pulumi.Output.secret({"01-nova.conf": f"[DEFAULT]\n# {cell}\n"}) for cell in ("cell1", "cell2")}
-    files = ControlPlaneFiles(compute_configs=configs, metadata_configs={None: pulumi.Output.secret({"m": "m"})},
-                              migration_private_key=pulumi.Output.from_input("k"),
-                              migration_public_key=pulumi.Output.from_input("k.pub"))
-    return {node_set._node_set.name: node_set for node_set in _edpm_node_sets(s, files)}
+    files = ControlPlaneFiles(compute_configs=configs, metadata_configs={None: pulumi.Output.secret({"m": "m"})})
+    from components.dataplane import EdpmDataPlane
+
+    data_plane = EdpmDataPlane(s, files)
+    return {"data_plane": data_plane, **{node_set.node_set_name: node_set for node_set in data_plane.node_sets}}
 
 
 @pulumi.runtime.test
 def test_nodes_alike_share_one_output_of_their_files_and_others_get_their_own(
         mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
-    from components.edpm.registry import builtin
+    from components.edpm.context import NodeSetContext
+    from components.edpm.registry import builtin_services
     from components.render import host_specific_conf
 
     sets = _alike_and_not(tmp_path)
-    nova, libvirt = builtin().get("nova"), builtin().get("libvirt")
-    assert nova is not None and libvirt is not None
+    data_plane = sets.pop("data_plane")
+    nova, libvirt = (next(s for s in builtin_services() if s.name == name) for name in ("nova", "libvirt"))
 
     def inputs(node_set: str, service: Any) -> dict[str, Any]:
+        """Each node's inputs of `service`, as the node set's runs got them (its Outputs made once)."""
         ns = sets[node_set]
-        return {n.name: service.node_inputs(ns._context, n) for n in ns._node_set.nodes}
+        context = NodeSetContext(ns._node_set, data_plane.stack_parts[service.name], ns._mounted)
+        made = {n.name: service.node_inputs(context, n) for n in ns._node_set.nodes}
+        return {name: dataclasses.replace(i, files=ns._shared.resolve(i.files),
+                                          public_files=ns._shared.resolve(i.public_files))
+                for name, i in made.items()}
 
     own = inputs("plain", nova)
     # one Output of the secret files for the nodes alike (same cell, same own files), another for each other
@@ -531,7 +590,7 @@ def test_nodes_alike_share_one_output_of_their_files_and_others_get_their_own(
 
     def check(_: Any) -> None:
         runs = mocks.of_type(PLAYBOOK_RUN)
-        keys = {"ssh-privatekey": "k", "ssh-publickey": "k.pub"}
+        keys = {"ssh-privatekey": "k\n", "ssh-publickey": "k.pub\n"}
         for node, cell in (("n0", "cell1"), ("n1", "cell1"), ("n2", "cell1"), ("n3", "cell2")):
             assert SECRET_SIG in runs[f"{node}-nova"]["files"]
             assert revealed(runs[f"{node}-nova"]["files"]) == {"01-nova.conf": f"[DEFAULT]\n# {cell}\n", **keys}
@@ -553,7 +612,7 @@ def test_a_runs_secret_inputs_are_the_values_resources_and_knownness_of_what_it_
         mocks: RecordingMocks) -> pulumi.Output[Any]:
     import asyncio
 
-    from components.playbook import secret
+    from components.ansible_runner.playbook import secret
 
     given = pulumi.CustomResource("test:index:Thing", "given", {"a": "1"})
     files = given.urn.apply(lambda _: {"01-nova.conf": "[DEFAULT]\n", "x": "y"})
@@ -601,7 +660,9 @@ def test_libvirt_gets_the_stacks_password_and_with_tls_its_nodes_certificate(
         assert sorted(plain["public_files"]) == LIBVIRT_PUBLIC
         assert tls["public_files"]["tls.crt"] == "cert-of-libvirt-certificate-n0\n"
         assert tls["public_files"]["ca.crt"] == "cert-of-libvirt-ca\n"
-        assert {k: v for k, v in tls["public_files"].items() if k in LIBVIRT_PUBLIC} == libvirt_config_files(tls=True)
+        # each node set's own qemu.conf process limit
+        assert {k: v for k, v in tls["public_files"].items() if k in LIBVIRT_PUBLIC} == libvirt_config_files(
+            tls=True, qemu_max_processes=4096, qemu_max_files=1024)
         assert plain["public_files"] == libvirt_config_files(tls=False)
         assert SECRET_SIG in tls["files"] and SECRET_SIG in plain["files"]
         secret = revealed(tls["files"])
@@ -618,7 +679,9 @@ def test_libvirt_gets_the_stacks_password_and_with_tls_its_nodes_certificate(
         # the Secrets an operator of upstream finds: the password, the CA, a certificate per TLS node
         published = {i["metadata"]["name"]: i for i in mocks.of_type(SECRET).values()}
         assert revealed(published["libvirt-secret"]["stringData"]) == {"LibvirtPassword": "sasl-pw"}
-        assert sorted(published) == ["cert-libvirt-default-n0", "libvirt-secret", "rootca-libvirt"]
+        # libvirt's, and the migration key's (nova's stack part)
+        assert sorted(published) == ["cert-libvirt-default-n0", "libvirt-secret", "nova-migration-ssh-key",
+                                     "rootca-libvirt"]
         for name in ("cert-libvirt-default-n0", "rootca-libvirt"):
             assert published[name]["type"] == "kubernetes.io/tls"
             assert SECRET_SIG in published[name]["stringData"]
@@ -679,12 +742,7 @@ def reading_mocks() -> Iterator[ReadingMocks]:
 
 def _node_sets_with_ceph(tmp_path: Any) -> list[Any]:
     """Node sets ceph (n0) and plain (n1); only ceph gets the Ceph files and 03-ceph-nova.conf."""
-    from components.dataplane import EdpmNodeSet
     from components.edpm.context import ControlPlaneFiles
-    from components.edpm.services.neutron_metadata import NeutronMetadataAgent
-    from components.libvirt import LibvirtFiles
-    from components.mountedfiles import EdpmMountedObjects
-    from components.render import known_hosts_block
 
     key = tmp_path / "id"
     key.write_text("key\n")
@@ -694,25 +752,17 @@ def _node_sets_with_ceph(tmp_path: Any) -> list[Any]:
                 "nodeTemplate": {"ansibleSSHPrivateKeyFile": str(key), "knownHostsFile": KNOWN_HOSTS}}
 
     raw = {"kubernetes": {"skipAwait": True},
-           "dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+           "dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "migrationSSHKey": MIGRATION_KEY,
                          "nodeSets": {"ceph": node_set("n0", "192.0.2.10"), "plain": node_set("n1", "192.0.2.11")}},
            "extraMounts": [{"propagation": ["ceph"],
                             "volumes": [{"name": "ceph", "secret": {"secretName": "ceph-conf-files"}},
                                         {"name": "nova", "configMap": {"name": "ceph-nova"}}],
                             "mounts": [{"name": "ceph", "mountPath": "/etc/ceph"},
                                        {"name": "nova", "mountPath": "/var/lib/openstack/configs/nova"}]}]}
-    s = load(raw, catalog=None)
+    s = load(raw, secret_keys=["dataplane"], catalog=None)
     empty = pulumi.Output.from_input({"01-nova.conf": ""})
-    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: empty},
-                              migration_private_key=pulumi.Output.from_input("k"),
-                              migration_public_key=pulumi.Output.from_input("k.pub"))
-    mounted = EdpmMountedObjects("edpm-mounted", s)
-    agent = NeutronMetadataAgent(image=s.images.neutron_metadata_agent, ovn=s.dataplane.ovn)
-    libvirt = LibvirtFiles(password=pulumi.Output.secret("libvirt-password"))
-    return [EdpmNodeSet(n.name, n, files, s.dataplane.custom_services, known_hosts_block(s.dataplane.node_sets),
-                        agent, compute_image=s.images.compute, libvirt=libvirt,
-                        mounted=mounted.for_node_set(n) if n.mounted_files else None)
-            for n in s.dataplane.node_sets]
+    files = ControlPlaneFiles(compute_configs={"cell1": empty}, metadata_configs={None: empty})
+    return _edpm_node_sets(s, files)
 
 
 @pulumi.runtime.test
@@ -822,8 +872,8 @@ def test_each_run_trusts_its_nodes_keys_and_knows_its_urn(mocks: RecordingMocks,
             assert inputs[name]["known_hosts"] == f"{address} {keys[address]}\n", name
             assert (inputs[name]["known_hosts_file"], inputs[name]["node_set"]) == (KNOWN_HOSTS, node_set)
         assert inputs["n1-nova"]["state_urn"] == (
-            "urn:pulumi:unit::openstack-nova::openstack-nova:dataplane:EdpmNodeSet$pulumi-python:dynamic:Resource"
-            "::n1-nova")
+            "urn:pulumi:unit::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
+            "$pulumi-python:dynamic/ansible:PlaybookRun::n1-nova")
 
     return urns.apply(check)
 def test_a_mounted_file_never_replaces_one_of_novas_own() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings import load
+from components.stackconfig import load
 from tests.unit.test_schema import VALIDATOR
 from tests.unit.test_settings import ALL_SECRET
 
@@ -210,3 +210,47 @@ def test_every_documented_make_target_is_in_the_local_environment_doc() -> None:
     text = (DOCS / "local-environment.md").read_text()
     missing = [t for t, documented in _make_targets().items() if documented and f"`make {t}" not in text]
     assert missing == []
+
+
+TEST_FILE = re.compile(r"(test_\w+\.py)(?:::(test_\w+))?|::(test_\w+)")
+
+
+def defined_tests() -> dict[str, set[str]]:
+    """Test file name -> the test functions defined in it (files of one name in unit and
+    integration pooled)."""
+    found: dict[str, set[str]] = {}
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        names = re.findall(r"^\s*(?:async\s+)?def\s+(test_\w+)", path.read_text(), re.MULTILINE)
+        found.setdefault(path.name, set()).update(names)
+    return found
+
+
+def missing_citations(text: str, tests: dict[str, set[str]]) -> list[str]:
+    """The tests `text` names that do not exist: `file.py`, `file.py::test` and, later on the
+    same line, `::test` of that file."""
+    missing = []
+    for line in text.splitlines():
+        file = None
+        for match in TEST_FILE.finditer(line):
+            name = match.group(2) or match.group(3)
+            if match.group(1):
+                file = match.group(1)
+                if file not in tests:
+                    missing.append(file)
+                    continue
+            if name and (file is None or name not in tests.get(file, set())):
+                missing.append(f"{file or '?'}::{name}")
+    return missing
+
+
+def test_a_cited_test_that_does_not_exist_is_found() -> None:
+    tests = {"test_a.py": {"test_one", "test_two"}}
+    assert missing_citations("unit `test_a.py::test_one`, `::test_two`", tests) == []
+    assert missing_citations("`test_a.py::test_one`, `::test_gone`; `test_b.py`", tests) == [
+        "test_a.py::test_gone", "test_b.py"]
+    assert missing_citations("`::test_one` alone", tests) == ["?::test_one"]
+
+
+@pytest.mark.parametrize("path", MARKDOWN, ids=[p.name for p in MARKDOWN])
+def test_every_test_the_docs_cite_exists(path: Path) -> None:
+    assert missing_citations(path.read_text(), defined_tests()) == []

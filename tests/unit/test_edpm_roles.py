@@ -223,3 +223,19 @@ def test_ownership_step_reports_what_it_changed(tmp_path: Path, capsys: pytest.C
     (tmp_path / "sub").mkdir()
     step.main([str(tmp_path)])  # always 0: what it did is in what it prints
     assert capsys.readouterr().out.splitlines()[-1] == "nova_statedir: changed the owner of 0 paths"
+
+
+def test_the_directories_nova_mounts_get_container_file_t_as_upstreams_and_libvirts_keep_their_own() -> None:
+    """Where SELinux labels files (tests of the condition: test_edpm_libvirt_role.py)."""
+    configure = {t["name"]: t for t in _yaml(NOVA / "tasks" / "configure.yml")}
+    labelled = [i["path"] for i in configure["Create nova's directories"]["loop"] if i.get("setype")]
+    assert labelled == ["{{ edpm_nova_config_dest }}", "{{ edpm_nova_config_dest }}/ceph",
+                        "{{ edpm_nova_ceph_config_dir }}", "/var/lib/nova", "/var/lib/nova/instances"]
+    volumes = _yaml(NOVA / "vars" / "main.yml")["edpm_nova_quadlet_volumes"]
+    assert [v["host"] for v in volumes if v.get("setype") == "container_file_t"] == [
+        "/var/lib/iscsi", "/etc/iscsi", "/etc/multipath", "/etc/nvme"]
+    # libvirt's own directories keep libvirt's labels (upstream restores /run/libvirt's)
+    assert not [v for v in volumes if "libvirt" in v["host"] and v.get("setype")]
+    install = {t["name"]: t for t in _yaml(NOVA / "tasks" / "install.yml")}
+    assert install["Write nova's Quadlet units and pull nova_compute's image"]["vars"][
+        "edpm_container_quadlet_directories"] == [{"host": "/var/lib/_nova_secontext", "setype": "container_file_t"}]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings import load
+from components.stackconfig import load
 from devenv.neighbours import envsecrets, kube, manifests, plan, render, stackconfig
 from devenv.neighbours.deploy import image_tag
 from tests.unit.fresh import HASH_SEEDS, printed_by_new_interpreters
@@ -69,9 +69,9 @@ def test_default_cells_give_one_database_instance_per_cell_and_the_api_instance_
     n, _ = neighbours_of(nova_config())
     by_name = {i.name: i for i in n.databases}
     assert sorted(by_name) == ["openstack", "openstack-cell1", "openstack-cell2"]
-    assert by_name["openstack"].databases == ("glance", "keystone", "nova_api", "nova_cell0", "placement")
+    assert by_name["openstack"].databases == ("glance", "keystone", "neutron", "nova_api", "nova_cell0", "placement")
     assert [(a.name, a.databases) for a in by_name["openstack"].accounts] == [
-        ("glance", ("glance",)), ("keystone", ("keystone",)), ("nova-api", ("nova_api",)),
+        ("glance", ("glance",)), ("keystone", ("keystone",)), ("neutron", ("neutron",)), ("nova-api", ("nova_api",)),
         ("nova-cell0", ("nova_cell0",)), ("placement", ("placement",)),
     ]
     assert [(a.name, a.password) for a in by_name["openstack-cell1"].accounts] == [("nova-cell1", "pw-db-cell1-x1")]
@@ -114,7 +114,8 @@ def test_keystone_and_placement_are_served_where_the_settings_point():
         "internal": ("keystone-internal", 5000), "public": ("keystone-public", 5000)}
     assert n.placement.endpoints["public"].url == "http://placement-public.openstack.svc:8778"
     assert [(u.name, u.roles) for u in n.keystone.service_users] == [
-        ("nova", ("admin", "service")), ("placement", ("admin", "service")), ("glance", ("admin", "service"))]
+        ("nova", ("admin", "service")), ("placement", ("admin", "service")), ("glance", ("admin", "service")),
+        ("neutron", ("admin", "service"))]
 
 
 def test_glance_is_served_under_glance_operators_names_with_its_own_user_and_database():
@@ -128,10 +129,26 @@ def test_glance_is_served_under_glance_operators_names_with_its_own_user_and_dat
     assert (n.glance.db.name, n.glance.db.databases) == ("glance", ("glance",))
 
 
+def test_neutron_is_served_under_neutron_operators_names_with_its_own_user_and_database():
+    n, env = neighbours_of(nova_config())
+    assert (n.neutron.kind.name, n.neutron.kind.type, n.neutron.kind.port) == ("neutron", "network", 9696)
+    assert {i: e.url for i, e in n.neutron.endpoints.items()} == {
+        "internal": "http://neutron-internal.openstack.svc:9696",
+        "public": "http://neutron-public.openstack.svc:9696",
+    }
+    others = {env.passwords.api_users["glance"], env.passwords.api_users["placement"]}
+    assert n.neutron.password == env.passwords.api_users["neutron"] and n.neutron.password not in others
+    assert (n.neutron.db.name, n.neutron.db.databases) == ("neutron", ("neutron",))
+    (api_instance,) = [i for i in n.databases if i.name == n.api_instance]
+    assert "neutron" in api_instance.databases and n.neutron.db in api_instance.accounts
+
+
 def test_ovn_databases_are_served_under_ovn_operators_names():
     n, _ = neighbours_of(nova_config())
     assert [(d.service, d.port, d.database) for d in n.ovn] == [
         ("ovsdbserver-nb", 6641, "OVN_Northbound"), ("ovsdbserver-sb", 6642, "OVN_Southbound")]
+    assert [plan.ovn_connection(d, "openstack") for d in n.ovn] == [
+        "tcp:ovsdbserver-nb.openstack.svc.cluster.local:6641", "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642"]
 
 
 def with_sb_connection(connection: str) -> Any:
@@ -210,7 +227,7 @@ def test_one_account_with_two_passwords_is_reported():
     assert "nova.apiDatabase.password and nova.cellTemplates.cell0.cellDatabase.password" in problem
 
 
-@pytest.mark.parametrize("account", ["keystone", "placement", "glance"])
+@pytest.mark.parametrize("account", ["keystone", "placement", "glance", "neutron"])
 def test_nova_cannot_take_the_database_account_of_a_neighbour(account):
     nova = nova_config()
     nova["apiDatabase"]["account"] = account
@@ -218,7 +235,7 @@ def test_nova_cannot_take_the_database_account_of_a_neighbour(account):
     assert problem.startswith(f"nova.apiDatabase.account: {account} on openstack is {account}'s own account")
 
 
-@pytest.mark.parametrize("user", ["admin", "placement", "glance"])
+@pytest.mark.parametrize("user", ["admin", "placement", "glance", "neutron"])
 def test_nova_cannot_take_the_keystone_user_of_a_neighbour(user):
     nova = nova_config()
     nova["keystone"]["serviceUser"] = user
@@ -293,12 +310,13 @@ def test_the_stages_come_in_dependency_order(rendered):
     kinds = [sorted({f"{o['kind']}/{o['metadata']['name'].split('-')[0]}" for o in s.objects}) for s in stages]
     assert {k.split("/")[0] for k in kinds[0]} == {"Secret"}
     assert "StatefulSet/openstack" in kinds[1] and "StatefulSet/rabbitmq" in kinds[1]
-    assert "StatefulSet/ovsdbserver" in kinds[1]
+    assert "StatefulSet/ovsdbserver" in kinds[1] and "Deployment/ovn" in kinds[1]
     assert kinds[2] == ["Job/openstack"]
-    assert kinds[3] == ["Job/glance", "Job/keystone", "Job/placement"]
+    assert kinds[3] == ["Job/glance", "Job/keystone", "Job/neutron", "Job/placement"]
     assert "Deployment/keystone" in kinds[4]
     assert kinds[5] == ["Job/keystone"]
-    assert {"Deployment/placement", "Deployment/glance", "Deployment/openstackclient"} <= set(kinds[6])
+    assert {"Deployment/placement", "Deployment/glance", "Deployment/neutron", "Deployment/openstackclient"} \
+        <= set(kinds[6])
     assert kinds[7] == ["Job/glance"]
     assert len(stages) == 8
 
@@ -330,7 +348,11 @@ def test_config_files_reach_their_services(rendered):
     clouds = yaml.safe_load(secret_named(stages, "openstackclient-config")["clouds.yaml"])
     assert clouds["clouds"]["default"]["auth"]["password"] == n.keystone.admin_password
     setup = json.loads(secret_named(stages, "keystone-setup")["keystone-setup.json"])
-    assert "service" in setup["roles"] and [s["type"] for s in setup["services"]] == ["placement", "image"]
+    assert "service" in setup["roles"] and [s["type"] for s in setup["services"]] == ["placement", "image", "network"]
+    assert setup["services"][2] == {"name": "neutron", "type": "network", "description": "Neutron Networking Service",
+                                    "endpoints": {"internal": "http://neutron-internal.openstack.svc:9696",
+                                                  "public": "http://neutron-public.openstack.svc:9696"}}
+    assert {"name": "neutron", "password": n.neutron.password, "roles": ["admin", "service"]} in setup["users"]
 
 
 def workload(stages: list[manifests.Stage], kind: str, name: str) -> dict[str, Any]:
@@ -353,12 +375,17 @@ def services(stages: list[manifests.Stage]) -> dict[str, tuple[int, dict[str, st
             for s in stages for o in s.objects if o["kind"] == "Service"}
 
 
-def test_mariadb_and_glance_keep_their_data_in_the_namespaces_host_directory(rendered):
+def test_mariadb_glance_and_ovns_northbound_database_keep_their_data_in_the_namespaces_host_directory(rendered):
     stages, _, _ = rendered
     assert host_paths(workload(stages, "StatefulSet", "openstack-cell1")) == {
         "/var/lib/mysql": ("/env/neighbours/openstack/mariadb/openstack-cell1", "DirectoryOrCreate")}
     assert host_paths(workload(stages, "Deployment", "glance")) == {
         "/var/lib/glance": ("/env/neighbours/openstack/glance", "DirectoryOrCreate")}
+    # what neutron wrote there stays with neutron's database, across new pods
+    assert host_paths(workload(stages, "StatefulSet", "ovsdbserver-nb")) == {
+        "/var/lib/ovn": ("/env/neighbours/openstack/ovn/ovsdbserver-nb", "DirectoryOrCreate")}
+    assert host_paths(workload(stages, "StatefulSet", "ovsdbserver-sb")) == {}
+    assert host_paths(workload(stages, "Deployment", "neutron")) == {}
 
 
 def test_glance_serves_its_file_store_from_its_volume_as_its_own_user(rendered):
@@ -387,15 +414,70 @@ def test_glance_serves_its_file_store_from_its_volume_as_its_own_user(rendered):
         assert found[name] == (9292, {"app.kubernetes.io/name": "glance", "app.kubernetes.io/instance": "glance"})
 
 
-def test_glance_schema_is_synced_with_the_pods_own_config(rendered):
+@pytest.mark.parametrize(("api", "image", "command"), [
+    ("glance", "glance-api", ["glance-manage", "--config-file", "/var/lib/openstack/config/glance-api.conf",
+                              "db_sync"]),
+    # every branch's head, as neutron-operator's db sync
+    ("neutron", "neutron-server", ["neutron-db-manage", "--config-file", "/var/lib/openstack/config/neutron.conf",
+                                   "--config-file", "/var/lib/openstack/config/ml2_conf.ini", "upgrade", "heads"]),
+])
+def test_an_apis_schema_is_synced_with_the_pods_own_config(rendered, api, image, command):
     stages, _, _ = rendered
-    (sync,) = [o for o in stages[3].objects if o["metadata"]["name"].startswith("glance-db-sync-")]
+    (sync,) = [o for o in stages[3].objects if o["metadata"]["name"].startswith(f"{api}-db-sync-")]
     (container,) = sync["spec"]["template"]["spec"]["containers"]
-    assert container["command"] == ["glance-manage", "--config-file", "/var/lib/openstack/config/glance-api.conf",
-                                    "db_sync"]
-    assert container["image"] == "localhost/openstack-nova/glance-api:2026.2-1"
+    assert container["command"] == command
+    assert container["image"] == f"localhost/openstack-nova/{image}:2026.2-1"
     mounts = {v["name"]: v["secret"]["secretName"] for v in sync["spec"]["template"]["spec"]["volumes"]}
-    assert mounts == {"config-data": "glance-config-data"}
+    assert mounts == {"config-data": f"{api}-config-data"}
+
+
+def test_neutron_runs_ml2_ovn_at_the_environments_ovn_databases_without_a_message_bus(rendered):
+    stages, n, _ = rendered
+    config = secret_named(stages, "neutron-config-data")
+    conf, ml2 = config["neutron.conf"], config["ml2_conf.ini"]
+    assert (f"connection = mysql+pymysql://neutron:{n.neutron.db.password}@openstack.openstack.svc/neutron"
+            "?charset=utf8") in conf
+    assert "core_plugin = ml2\nservice_plugins = ovn-router\nrpc_workers = 0\n" in conf
+    assert "transport_url" not in conf
+    assert conf.count(f"username = neutron\npassword = {n.neutron.password}\n") == 2  # authtoken and [nova]
+    assert "[nova]\nauth_url = http://keystone-internal.openstack.svc:5000\n" in conf
+    assert "endpoint_type = internal" in conf
+    assert "mechanism_drivers = ovn\ntype_drivers = geneve,flat\nproject_network_types = geneve\n" in ml2
+    assert "ovn_nb_connection = tcp:ovsdbserver-nb.openstack.svc.cluster.local:6641\n" in ml2
+    assert "ovn_sb_connection = tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642\n" in ml2
+    kolla = json.loads(config["config.json"])
+    assert kolla["command"] == "/usr/sbin/httpd -DFOREGROUND"
+    copies = {c["dest"]: (c["source"], c["owner"], c["perm"]) for c in kolla["config_files"]}
+    # the files neutron's WSGI application reads without --config-file
+    assert copies["/etc/neutron/neutron.conf"] == ("/var/lib/openstack/config/neutron.conf", "neutron", "0600")
+    assert copies["/etc/neutron/plugins/ml2/ml2_conf.ini"] == (
+        "/var/lib/openstack/config/ml2_conf.ini", "neutron", "0600")
+    assert "WSGIDaemonProcess neutron processes=1 threads=1 user=neutron group=neutron" in config["httpd.conf"]
+    assert "Listen 9696" in config["httpd.conf"]
+    assert "from neutron.wsgi.api import application" in config["neutron-api"]
+    deployment = workload(stages, "Deployment", "neutron")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "localhost/openstack-nova/neutron-server:2026.2-1"
+    assert container["readinessProbe"]["httpGet"] == {"path": "/", "port": 9696}
+    found = services(stages)
+    for name in ("neutron-internal", "neutron-public"):
+        assert found[name] == (9696, {"app.kubernetes.io/name": "neutron", "app.kubernetes.io/instance": "neutron"})
+
+
+def test_ovn_northd_joins_the_two_databases_by_their_whole_names_and_is_ready_when_active(rendered):
+    stages, _, _ = rendered
+    kolla = json.loads(secret_named(stages, "ovn-northd-config-data")["config.json"])
+    assert kolla["command"].split() == [
+        "ovn-northd", "--ovnnb-db=tcp:ovsdbserver-nb.openstack.svc.cluster.local:6641",
+        "--ovnsb-db=tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642", "--unixctl=/run/ovn/ovn-northd.ctl",
+        "--no-chdir", "-vconsole:info", "-vfile:off"]
+    pod = workload(stages, "Deployment", "ovn-northd")["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == "localhost/openstack-nova/ovn-northd:2026.2-1"
+    assert container["readinessProbe"]["exec"]["command"] == [
+        "/bin/sh", "-c", "ovn-appctl -t /run/ovn/ovn-northd.ctl status | grep -qx 'Status: active'"]
+    assert {"name": "run", "mountPath": "/run/ovn"} in container["volumeMounts"]
+    assert "ovn-northd" not in services(stages)
 
 
 def test_the_test_image_is_uploaded_as_the_admin_once_glance_is_ready(rendered):
@@ -425,7 +507,8 @@ def test_ovn_databases_are_ovsdb_servers_behind_ovn_operators_services(rendered)
         assert container["image"] == f"localhost/openstack-nova/ovn-{db}-db-server:2026.2-1"
         assert container["readinessProbe"]["exec"]["command"] == [
             "ovsdb-client", "--timeout=5", "list-dbs", f"unix:/run/ovn/ovn{db}_db.sock"]
-        assert {"name": "data", "emptyDir": {}} in pod["volumes"]
+        data = next(v for v in pod["volumes"] if v["name"] == "data")
+        assert ("hostPath" if db == "nb" else "emptyDir") in data
 
 
 def test_every_image_a_neighbour_runs_is_one_the_environment_imports(rendered):
@@ -437,7 +520,7 @@ def test_every_image_a_neighbour_runs_is_one_the_environment_imports(rendered):
     used = {o["spec"]["template"]["spec"]["containers"][0]["image"] for o in all_objects(stages)
             if o["kind"] in ("Deployment", "StatefulSet", "Job")}
     names = {u.removeprefix("localhost/openstack-nova/").partition(":")[0] for u in used}
-    assert {"glance-api", "ovn-nb-db-server", "ovn-sb-db-server"} <= names <= imported
+    assert {"glance-api", "neutron-server", "ovn-nb-db-server", "ovn-sb-db-server", "ovn-northd"} <= names <= imported
 
 
 def test_keystone_mounts_its_keys_as_a_key_repository(rendered):
@@ -488,9 +571,9 @@ def test_generated_secrets_are_kept_and_only_missing_ones_are_added(tmp_path):
     assert first.passwords.admin not in repr(grown)
 
 
-def test_an_environment_made_before_glance_keeps_its_passwords_and_gains_glances(tmp_path):
+def test_an_environment_made_before_glance_and_neutron_keeps_its_passwords_and_gains_theirs(tmp_path):
     """The store of an environment that had placement only: placement's passwords (in keystone and
-    MariaDB already) stay as they are; glance's are added."""
+    MariaDB already) stay as they are; glance's and neutron's are added."""
     path = tmp_path / "openstack.json"
     old = {"admin": "pw-admin", "placement": "pw-placement", "keystone_db": "pw-keystone-db",
            "placement_db": "pw-placement-db", "db_root": {"openstack": "pw-root"},
@@ -500,11 +583,13 @@ def test_an_environment_made_before_glance_keeps_its_passwords_and_gains_glances
     assert (loaded.passwords.admin, loaded.passwords.keystone_db) == ("pw-admin", "pw-keystone-db")
     assert loaded.passwords.api_users["placement"] == "pw-placement"
     assert loaded.passwords.api_dbs["placement"] == "pw-placement-db"
-    glance = {loaded.passwords.api_users["glance"], loaded.passwords.api_dbs["glance"]}
-    assert len(glance) == 2 and not glance & {"pw-admin", "pw-placement", "pw-placement-db"}
+    new = {loaded.passwords.api_users[api] for api in ("glance", "neutron")}
+    new |= {loaded.passwords.api_dbs[api] for api in ("glance", "neutron")}
+    assert len(new) == 4 and not new & {"pw-admin", "pw-placement", "pw-placement-db"}
     stored = json.loads(path.read_text())
     assert {k: stored[k] for k in old} == old
     assert stored["glance"] == loaded.passwords.api_users["glance"]
+    assert stored["neutron_db"] == loaded.passwords.api_dbs["neutron"]
 
 
 def test_the_environments_secret_holds_each_apis_passwords_as_upstreams_osp_secret_names_them(rendered):
@@ -514,6 +599,8 @@ def test_the_environments_secret_holds_each_apis_passwords_as_upstreams_osp_secr
     assert data["GlanceDatabasePassword"] == n.glance.db.password
     assert data["PlacementPassword"] == n.placement.password
     assert data["PlacementDatabasePassword"] == n.placement.db.password
+    assert data["NeutronPassword"] == n.neutron.password
+    assert data["NeutronDatabasePassword"] == n.neutron.db.password
 
 
 def test_pulumi_config_json_becomes_loads_raw_config():

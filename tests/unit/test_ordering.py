@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.engine import EngineMonitor, name_of
-from tests.unit.test_components import RecordingMocks
+from tests.unit.test_components import PLAYBOOK_RUN, RecordingMocks
 from tests.unit.test_rotation import _dev_config, run_main
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -20,7 +20,7 @@ SERVICE = "kubernetes:core/v1:Service"
 STATEFULSET = "kubernetes:apps/v1:StatefulSet"
 JOB = "kubernetes:batch/v1:Job"
 CRONJOB = "kubernetes:batch/v1:CronJob"
-RUN = "pulumi-python:dynamic:Resource"
+RUN = PLAYBOOK_RUN
 CELLS = ("cell0", "cell1", "cell2")
 NODE_CELLS = {"edpm-compute-0": "cell1", "edpm-compute-1": "cell2"}
 # a node's services as the dev stack lists them (upstream's default list), after the node's marker

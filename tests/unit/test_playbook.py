@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -14,8 +15,11 @@ from typing import Any
 
 import pytest
 
-from components import playbook, runguard
-from components.playbook import (
+from components.ansible_runner import playbook, runguard
+from components.ansible_runner.events import summarize
+from components.ansible_runner.failures import failure as _failure
+from components.ansible_runner.failures import where as _where
+from components.ansible_runner.playbook import (
     DEFAULT_TIMEOUTS,
     FORGET_NODES,
     PlaybookError,
@@ -26,8 +30,6 @@ from components.playbook import (
     run_playbook,
 )
 from components.render import config_hash
-from components.runfailures import failure as _failure
-from components.runfailures import where as _where
 from tests.unit.runlock import lock_is_free
 from tests.unit.sshnode import Node, free_port, keygen, needs_sshd, ssh_node
 
@@ -101,14 +103,13 @@ def test_a_new_time_limit_alone_does_not_mean_a_run() -> None:
                 {**PROPS, "timeouts": {"connect": 5, "task": 60, "run": 120}}) is False
 
 
-OUTPUT = """
-PLAY [Deploy nova-compute] *****************************************************
-
-TASK [edpm_nova : Copy the files] **********************************************
-changed: [edpm-compute-1]
-
-RUNNING HANDLER [edpm_nova : Restart nova] *************************************
-"""
+# A run's events up to a handler of its play (events.summarize reads them).
+EVENTS: list[dict[str, Any]] = [
+    {"event": "play", "name": "Deploy nova-compute"},
+    {"event": "task", "name": "edpm_nova : Copy the files", "handler": False},
+    {"event": "result", "status": "changed", "host": "edpm-compute-1", "task": "edpm_nova : Copy the files"},
+    {"event": "task", "name": "edpm_nova : Restart nova", "handler": True},
+]
 
 
 def test_where_the_known_hosts_come_from_is_no_reason_to_update() -> None:
@@ -116,33 +117,53 @@ def test_where_the_known_hosts_come_from_is_no_reason_to_update() -> None:
     assert diff(PROPS, {**PROPS, "known_hosts_file": "/home/ci/known_hosts", "node_set": "edpm-compute"}) is False
 
 
-UNREACHABLE_MID_RUN = OUTPUT + """fatal: [edpm-compute-1]: UNREACHABLE! => changed=false
-  msg: 'Failed to connect to the host via ssh: ssh: connect to host 192.168.122.101 port 22: No route to host'
-  unreachable: true
-"""
+def _ended(*stream: dict[str, Any], exit_status: int) -> dict[str, Any]:
+    return {"outcome": "done", "exit": exit_status, "run": summarize([*EVENTS, *stream])}
 
 
-def test_a_node_lost_in_the_middle_of_a_run_is_unreachable_there() -> None:
-    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, UNREACHABLE_MID_RUN, {"outcome": "done", "exit": 4}, 0)
+def test_a_node_lost_in_the_middle_of_a_run_is_unreachable_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(runguard.LOG_DIR, raising=False)
+    lost = {"event": "result", "status": "unreachable", "host": "edpm-compute-1", "task": "edpm_nova : Restart nova",
+            "msg": "Failed to connect to the host via ssh: ssh: connect to host 192.168.122.101 port 22: No route to "
+                   "host"}
+    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, "", _ended(lost, exit_status=4), 0)
     assert isinstance(error, UnreachableNodeError)
-    assert str(error).startswith(
+    assert str(error) == (
         "ansible-playbook nova.yml failed on edpm-compute-1 in play 'Deploy nova-compute', task 'edpm_nova : "
         "Restart nova': edpm-compute-1 (192.168.122.101:22) is unreachable (ssh: connect to host 192.168.122.101 "
-        "port 22: No route to host). Check the node and its network, then run `pulumi up` again.\n")
+        "port 22: No route to host). Check the node and its network, then run `pulumi up` again.")
 
 
-def test_a_task_that_fails_is_no_ssh_refusal() -> None:
-    output = OUTPUT + "fatal: [edpm-compute-1]: FAILED! => changed=false\n  msg: 'Permission denied (os error 13)'\n"
-    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, output, {"outcome": "done", "exit": 2}, 0)
+def test_a_task_that_fails_is_no_ssh_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(runguard.LOG_DIR, raising=False)
+    denied = {"event": "result", "status": "failed", "host": "edpm-compute-1", "task": "edpm_nova : Restart nova",
+              "msg": "Permission denied (os error 13)"}
+    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, "", _ended(denied, exit_status=2), 0)
     assert type(error) is PlaybookError
-    assert str(error).startswith("ansible-playbook nova.yml failed on edpm-compute-1 in play 'Deploy nova-compute', "
-                                 "task 'edpm_nova : Restart nova' (exit 2):\n")
+    assert str(error) == ("ansible-playbook nova.yml failed on edpm-compute-1 in play 'Deploy nova-compute', "
+                          "task 'edpm_nova : Restart nova' (exit 2): Permission denied (os error 13)")
+
+
+def test_a_run_that_reports_no_recap_is_no_success() -> None:
+    """Without the callback's events, what a run did (and a check, what it would change) is unknown."""
+    error = _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, "PLAY RECAP ***\n", {"outcome": "done", "exit": 0}, 0)
+    assert str(error) == (
+        "ansible-playbook nova.yml on edpm-compute-1 ended without its recap: Ansible did not load the runner's "
+        "callback openstack_nova_events (ansible/callback_plugins/), whose events say what a run did. Check that "
+        "the file is there, then run `pulumi up` again:\nPLAY RECAP ***")
+    assert _failure(PROPS, "nova.yml", DEFAULT_TIMEOUTS, "", _ended({"event": "stats", "hosts": {}}, exit_status=0),
+                    0) is None
 
 
 def test_a_failure_names_the_play_and_task_it_happened_in() -> None:
-    assert _where(OUTPUT) == "play 'Deploy nova-compute', task 'edpm_nova : Restart nova'"
-    assert _where("PLAY [Stop nova-compute] ***\n") == "play 'Stop nova-compute'"
-    assert _where("ERROR! the playbook could not be found\n") == "before its first play"
+    assert _where(summarize(EVENTS)) == "play 'Deploy nova-compute', task 'edpm_nova : Restart nova'"
+    assert _where(summarize(EVENTS[:1])) == "play 'Deploy nova-compute'"
+    assert _where(None) == "before its first play"
+    # the task that failed, not the one started last (another node's, with strategy free)
+    failed = {"event": "result", "status": "failed", "task": "edpm_nova : Copy the files", "msg": "no space"}
+    assert _where(summarize([*EVENTS, failed])) == "play 'Deploy nova-compute', task 'edpm_nova : Copy the files'"
+    assert _where(summarize([*EVENTS, failed]), failed=False) == (
+        "play 'Deploy nova-compute', task 'edpm_nova : Restart nova'")
 
 
 def test_a_run_past_its_limit_is_stopped_with_all_it_started(tmp_path: Path) -> None:
@@ -222,7 +243,7 @@ def node_props(node: Node, known_hosts: str | None = None, **extra: Any) -> dict
         "known_hosts": node.known_hosts() if known_hosts is None else known_hosts,
         "known_hosts_file": "/etc/edpm/known_hosts", "node_set": "edpm-compute",
         "state_urn": "urn:pulumi:dev::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
-                     "$pulumi-python:dynamic:Resource::edpm-compute-1-nova",
+                     "$pulumi-python:dynamic/ansible:PlaybookRun::edpm-compute-1-nova",
         "files": {}, "public_files": {}, "vars": {}, "timeouts": {"connect": 5, "task": 60, "run": 120, "lock": 5},
         **extra,
     }
@@ -234,6 +255,7 @@ def test_a_run_holds_the_nodes_lock_over_ssh(node: Node, lock_path: Path, tmp_pa
     ansible = tmp_path / "ansible"
     (ansible / "playbooks").mkdir(parents=True)
     shutil.copy(playbook.ROOT / "ansible" / "ansible.cfg", ansible / "ansible.cfg")
+    (ansible / "callback_plugins").symlink_to(playbook.ANSIBLE_DIR / "callback_plugins")
     (ansible / "playbooks" / "probe.yml").write_text(PROBE)
     monkeypatch.setattr(playbook, "ANSIBLE_DIR", ansible)
     monkeypatch.setenv("OPENSTACK_NOVA_ANSIBLE_LOG_DIR", str(tmp_path / "logs"))
@@ -303,7 +325,7 @@ def test_deleting_from_an_unreachable_node_says_how_to_go_on(tmp_path: Path, mon
         "`OPENSTACK_NOVA_FORGET_NODES=edpm-compute-1 pulumi up`, or drop this resource from the state and run "
         "`pulumi up` again:\n"
         "    pulumi state delete 'urn:pulumi:dev::openstack-nova::openstack-nova:dataplane:EdpmNodeSet"
-        "$pulumi-python:dynamic:Resource::edpm-compute-1-nova'")
+        "$pulumi-python:dynamic/ansible:PlaybookRun::edpm-compute-1-nova'")
     # forgotten knowingly: its delete passes; another node's would not
     monkeypatch.setenv(FORGET_NODES, "edpm-compute-7, edpm-compute-1")
     _PlaybookProvider().delete("edpm-compute-1:nova.yml", props)
@@ -399,9 +421,81 @@ def test_a_refresh_finds_a_node_drifted_when_its_check_would_change_something(
 
 def test_the_deployed_hash_covers_every_file_the_run_deployed(monkeypatch: pytest.MonkeyPatch) -> None:
     """The files shown in preview count as much as the secret ones (deployedHashes)."""
-    recap = "PLAY RECAP ***\nedpm-compute-1 : ok=3 changed=1 unreachable=0 failed=0\n"
-    done = f"{recap}{runguard.RESULT}{json.dumps({'outcome': 'done', 'exit': 0})}\n"
+    recap = {"event": "stats", "hosts": {"edpm-compute-1": {"ok": 3, "changed": 1, "unreachable": 0}}}
+    result = {"outcome": "done", "exit": 0, "run": summarize([*EVENTS, recap])}
+    done = f"PLAY RECAP ***\n{runguard.RESULT}{json.dumps(result)}\n"
     monkeypatch.setattr(playbook, "_run_bounded", lambda *_, **__: (0, done))
     result = run_playbook(PROPS)
     assert result["deployed_hash"] == config_hash({**PROPS["public_files"], **PROPS["files"]})
     assert (result["changed"], result["last_run"]) == (1, "nova.yml on edpm-compute-1: ok=3 changed=1")
+
+
+# --- real Ansible on this machine, only the run lock's ssh stood in for ----------------------
+
+SAMPLE = Path(__file__).parent / "data" / "events" / "ansible"
+
+
+@pytest.fixture()
+def local_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Runs of the sample role (data/events/) on this machine: real ansible-playbook with the
+    project's ansible.cfg and callback, the bench's stand-in for the ssh that takes the run lock."""
+    from tools.bench import offline, workspace
+
+    venv = workspace.shim_venv(tmp_path / "venv", scripts={"ssh": offline.STUB_SSH})
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(sys, "executable", str(venv / "bin" / "python"))
+    ansible = tmp_path / "ansible"
+    shutil.copytree(SAMPLE, ansible)
+    shutil.copy(playbook.ANSIBLE_DIR / "ansible.cfg", ansible / "ansible.cfg")
+    (ansible / "callback_plugins").symlink_to(playbook.ANSIBLE_DIR / "callback_plugins")
+    monkeypatch.setattr(playbook, "ANSIBLE_DIR", ansible)
+    monkeypatch.setenv("OPENSTACK_NOVA_PROGRESS", str(tmp_path / "progress.log"))
+    monkeypatch.delenv(runguard.LOG_DIR, raising=False)
+    return tmp_path
+
+
+def local_props(tmp_path: Path, **sample_vars: Any) -> dict[str, Any]:
+    return {
+        "playbook": "sample.yml", "host": {"name": "edpm-compute-1", "address": "127.0.0.1", "port": 22,
+                                           "user": "root"},
+        "host_vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+        "ssh_private_key": "not a key: the stand-in ssh never reads it\n", "known_hosts": f"127.0.0.1 {KEY_1}\n",
+        "files": {}, "public_files": {}, "timeouts": {"connect": 5, "task": 60, "run": 300, "lock": 5},
+        "vars": {"sample_dir": str(tmp_path), "sample_check": "true", "sample_no_log": False, "sample_broken": [],
+                 **sample_vars},
+    }
+
+
+def test_a_real_run_reports_its_recap_and_its_progress(local_runs: Path) -> None:
+    result = run_playbook(local_props(local_runs))
+    assert result["last_run"] == "sample.yml on edpm-compute-1: ok=3 changed=1" and result["changed"] == 1
+    progress = (local_runs / "progress.log").read_text()
+    assert "edpm-compute-1 sample: task 'edpm_sample : Lay out the sample's config': changed (" in progress
+    assert re.search(r"edpm-compute-1 sample: done in \d+\.\ds: ok=3 changed=1\n$", progress), progress
+
+
+def test_a_check_stopped_after_a_change_it_would_make_finds_drift_and_a_failure_elsewhere_still_fails(
+        local_runs: Path) -> None:
+    """Check mode cannot go past a change it does not make (here a config it would lay out; on a node,
+    files owned by a user it would create): such a node is drifted, not broken."""
+    broken = local_props(local_runs, sample_broken=["b"])
+    assert run_playbook(broken, check=True)["changed"] == 1
+    assert not (local_runs / "sample.conf").exists()
+    # a run that applies stops there as before
+    with pytest.raises(PlaybookError, match=r"task 'edpm_sample : Check each part'.*\n  item b: part b is broken"):
+        run_playbook(broken)
+    # nothing left to change before the failure: the failure is the node's, and a refresh says so
+    assert (local_runs / "sample.conf").exists()
+    with pytest.raises(PlaybookError, match="part b is broken"):
+        run_playbook(broken, check=True)
+
+
+def test_a_real_run_that_fails_in_a_no_log_task_says_where_and_nothing_of_its_output(local_runs: Path) -> None:
+    secret = "s3cr3t-db-password"
+    with pytest.raises(PlaybookError) as err:
+        run_playbook(local_props(local_runs, sample_no_log=True, sample_check=f"echo {secret} >&2; exit 3"))
+    assert str(err.value) == (
+        "ansible-playbook sample.yml failed on edpm-compute-1 in play 'Deploy the sample', task 'edpm_sample : "
+        "Check the sample's config' (exit 2): the output has been hidden due to the fact that 'no_log: true' was "
+        "specified for this result")
+    assert secret not in (local_runs / "progress.log").read_text()

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from components.render import NovaService, service_config_files
-from components.settings import SHIPPED_CATALOGS, SettingsError, load
+from components.settings import SHIPPED_CATALOGS, SettingsError
 from components.settings.customconfig import check, parse
 from components.settings.releases import DEFAULT_IMAGES_RELEASE, RELEASES
 from components.settings.schema import Images
+from components.stackconfig import load
 from tests.unit import LOCAL_IMAGES_RELEASE
 from tests.unit.rendered import credentials, nova_confs, stack
 from tests.unit.test_rotation import _dev_config, _program_inputs
@@ -119,7 +120,9 @@ def test_the_releases_files_differ_in_the_options_only_one_has() -> None:
         "[oslo_limit] endpoint_interface", "[oslo_limit] endpoint_region_name", "[oslo_limit] endpoint_service_type",
         "[oslo_messaging_rabbit] rabbit_transient_quorum_queue"}
     assert unknown(ANTELOPE, LOCAL_IMAGES_RELEASE) == {
-        "[scheduler] query_placement_for_availability_zone", "[oslo_policy] enforce_scope"}
+        "[scheduler] query_placement_for_availability_zone", "[oslo_policy] enforce_scope",
+        "[DEFAULT] enabled_apis", "[DEFAULT] osapi_compute_workers", "[DEFAULT] metadata_workers",
+        "[api] auth_strategy", "[oslo_messaging_rabbit] heartbeat_in_pthread"}
 
 
 @pytest.mark.parametrize(("release", "service", "entry"), [
@@ -148,9 +151,9 @@ def test_the_api_and_metadata_run_two_processes_so_a_slow_request_never_starves_
 @pytest.mark.parametrize(("release", "scheduler", "policy"), [
     # as upstream's antelope config sets them (nova 27's defaults too)
     (ANTELOPE, {"query_placement_for_availability_zone": "true"},
-     {"enforce_new_defaults": "true", "enforce_scope": "true"}),
+     {"enforce_new_defaults": "true", "enforce_scope": "true", "policy_file": "/etc/nova/policy.yaml"}),
     # nova 34 has neither option: the prefilter is always on, oslo.policy always checks scope
-    (LOCAL_IMAGES_RELEASE, {}, {"enforce_new_defaults": "true"}),
+    (LOCAL_IMAGES_RELEASE, {}, {"enforce_new_defaults": "true", "policy_file": "/etc/nova/policy.yaml"}),
 ])
 def test_options_only_a_release_has_are_set_where_it_has_them(
         release: str, scheduler: dict[str, str], policy: dict[str, str]) -> None:
@@ -159,8 +162,31 @@ def test_options_only_a_release_has_are_set_where_it_has_them(
     assert _options(_files(release, NovaService.API)["01-nova.conf"], "oslo_policy") == policy
 
 
+@pytest.mark.parametrize(("release", "api", "metadata"), [
+    # nova 27's own API servers' options, set as upstream's config sets them (nova-operator's
+    # functional tests assert enabled_apis and osapi_compute_workers)
+    (ANTELOPE, {"osapi_compute_workers": "1", "enabled_apis": "osapi_compute", "auth_strategy": "keystone"},
+     {"metadata_workers": "1", "enabled_apis": "metadata", "auth_strategy": "keystone"}),
+    # nova 34 dropped them with its API servers: httpd serves the WSGI applications
+    (LOCAL_IMAGES_RELEASE, {}, {}),
+])
+def test_the_apis_get_upstreams_api_server_options_where_the_release_has_them(
+        release: str, api: dict[str, str], metadata: dict[str, str]) -> None:
+    keys = {"osapi_compute_workers", "metadata_workers", "enabled_apis", "auth_strategy"}
+
+    def server_options(service: NovaService) -> dict[str, str]:
+        text = _files(release, service)["01-nova.conf"]
+        found = {**_options(text, "DEFAULT"), **_options(text, "api")}
+        return {k: v for k, v in found.items() if k in keys}
+
+    assert server_options(NovaService.API) == api
+    assert server_options(NovaService.METADATA) == metadata
+    assert server_options(NovaService.SCHEDULER) == {}
+
+
 @pytest.mark.parametrize(("release", "rabbit", "limit"), [
-    (ANTELOPE, {"rabbit_quorum_queue": "true", "amqp_durable_queues": "true"}, set()),
+    (ANTELOPE, {"rabbit_quorum_queue": "true", "amqp_durable_queues": "true", "heartbeat_in_pthread": "false"},
+     set()),
     (LOCAL_IMAGES_RELEASE,
      {"rabbit_quorum_queue": "true", "rabbit_transient_quorum_queue": "true", "amqp_durable_queues": "true"},
      {"endpoint_interface", "endpoint_service_type", "endpoint_region_name"}),

@@ -17,6 +17,7 @@ from components.render import (
     Credentials,
     NovaService,
     compute_config_files,
+    compute_config_names,
     config_hash,
     host_specific_conf,
     known_hosts_block,
@@ -30,10 +31,13 @@ from components.render import (
     service_template,
     transport_url,
 )
-from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings, load
+from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings
 from components.settings.customconfig import parse
+from components.settings.releases import RELEASES
+from components.stackconfig import load
 from tests.unit import KNOWN_HOSTS, LOCAL_IMAGES_RELEASE
 from tests.unit.fresh import HASH_SEEDS, printed_by_new_interpreters
+from tests.unit.rendered import credentials, nova_confs, stack
 
 NS = "openstack"
 
@@ -101,6 +105,15 @@ def test_credentials_repr_hides_values(creds: Credentials) -> None:
 
 
 # --- EDPM compute config ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("notifications", [False, True])
+def test_the_compute_configs_names_are_known_before_it_is_rendered(notifications: bool) -> None:
+    settings = make_settings(**({"notificationsBus": {"cluster": "rabbitmq-notify"}} if notifications else {}))
+    creds = make_creds(settings, "rabbit://n" if notifications else None)
+    files = compute_config_files(settings, settings.nova.cell("cell1"), creds)
+    assert compute_config_names(settings) == set(files)
+    assert ("notification_rabbitmq_user_name" in files) is notifications
 
 
 def test_compute_config_per_cell(settings: Settings, creds: Credentials) -> None:
@@ -277,8 +290,48 @@ def test_api_and_scheduler(settings: Settings, creds: Credentials) -> None:
     assert api["oslo_policy"]["enforce_new_defaults"] == "true"
     scheduler = ini(files_of(settings, creds, NovaService.SCHEDULER, None)["01-nova.conf"])
     assert scheduler["scheduler"]["discover_hosts_in_cells_interval"] == "900"
-    assert not scheduler.has_section("keystone_authtoken")
+    # every service has upstream's [keystone_authtoken]; only the API names the public URI
+    assert "www_authenticate_uri" not in scheduler["keystone_authtoken"]
     assert "nova_cell0" in scheduler["database"]["connection"]
+
+
+@pytest.mark.parametrize("release", list(RELEASES))
+def test_every_service_gets_upstreams_common_options(release: str) -> None:
+    """What nova-operator's template gives every service alike: one live migration at a time, and
+    [keystone_authtoken], with the public URI in the API's only."""
+    settings = stack(release)
+    confs = {name: ini(text) for name, text in nova_confs(settings, credentials(settings)).items()
+             if not name.startswith("host-specific")}
+    assert set(confs) == {"api", "scheduler", "metadata", "superconductor", "conductor-cell2",
+                          "novncproxy-cell1", "compute-cell1", "compute-cell2"}
+    for name, conf in confs.items():
+        assert conf["DEFAULT"]["max_concurrent_live_migrations"] == "1", name
+        assert conf["keystone_authtoken"]["service_token_roles_required"] == "true", name
+        assert ("www_authenticate_uri" in conf["keystone_authtoken"]) == (name == "api"), name
+
+
+@pytest.mark.parametrize("release", list(RELEASES))
+def test_where_the_config_differs_from_upstreams_on_purpose(release: str) -> None:
+    """docs/upstream-parity.md's "different" rows of the config, each pinned here."""
+    settings = stack(release)
+    confs = {name: ini(text) for name, text in nova_confs(settings, credentials(settings)).items()
+             if not name.startswith("host-specific")}
+    for name, conf in confs.items():
+        # logs go to the container's output, not to a file a sidecar tails
+        assert "log_file" not in conf["DEFAULT"], name
+        # noVNC's proxy would log every frame when debugging
+        assert conf["DEFAULT"]["debug"] == ("false" if name.startswith("novncproxy") else "true"), name
+        # nova registers no auth options in [glance] or [barbican]: no dead credentials there
+        assert {k for k in conf["glance"] if k not in conf.defaults()} == {"region_name", "valid_interfaces"}, name
+        assert {k for k in conf["barbican"] if k not in conf.defaults()} == {
+            "barbican_region_name", "barbican_endpoint_type"}, name
+        # tokens with access rules are checked against nova's service type
+        assert conf["keystone_authtoken"]["service_type"] == "compute", name
+        for section in ("database", "api_database"):
+            if conf.has_section(section):
+                # conductors wait longer for the database at start than the others
+                retries = "30" if "conductor" in name else "3"
+                assert (conf[section]["max_retries"], conf[section]["retry_interval"]) == (retries, "1"), name
 
 
 # upstream's scheduling: filters for PCI, NUMA, aggregates and host affinity, placement
@@ -317,10 +370,10 @@ def test_control_plane_caches_in_memcached(
     service: NovaService, cell: str | None, settings: Settings, creds: Credentials
 ) -> None:
     conf = ini(files_of(settings, creds, service, cell)["01-nova.conf"])
-    assert (conf["cache"]["backend"], conf["cache"]["memcache_servers"]) == (
-        "dogpile.cache.memcached", "memcached.openstack.svc:11211")
-    if conf.has_section("keystone_authtoken"):
-        assert conf["keystone_authtoken"]["memcached_servers"] == "memcached.openstack.svc:11211"
+    assert {k: conf["cache"][k] for k in ("backend", "memcache_servers", "memcache_dead_retry", "tls_enabled")} == {
+        "backend": "dogpile.cache.memcached", "memcache_servers": "memcached.openstack.svc:11211",
+        "memcache_dead_retry": "30", "tls_enabled": "false"}
+    assert conf["keystone_authtoken"]["memcached_servers"] == "memcached.openstack.svc:11211"
 
 
 # upstream's [oslo_messaging_rabbit] for a bus whose cluster serves quorum queues, and for one that does not
@@ -451,7 +504,10 @@ def test_cell_metadata() -> None:
     assert conf["api"]["local_metadata_per_cell"] == "true"
     assert conf["DEFAULT"]["transport_url"] == creds.cell_transport_urls["cell1"]
     assert conf["neutron"]["metadata_proxy_shared_secret"] == "meta-secret"
-    assert conf.has_section("database")
+    # as upstream's: the cell's database only, though the cell has API access (it answers
+    # from the cell's instances, local_metadata_per_cell)
+    assert "openstack-cell1.openstack.svc/nova_cell1" in conf["database"]["connection"]
+    assert settings.nova.cell("cell1").has_api_access and not conf.has_section("api_database")
     with pytest.raises(ValueError, match="disabled"):
         files_of(settings, creds, NovaService.METADATA, None)
 
@@ -524,7 +580,7 @@ def test_metadata_neutron_config(settings: Settings) -> None:
         "metadata_proxy_shared_secret = s3cret\n"
     }
     cell = ini(metadata_neutron_config(settings, settings.nova.cell("cell1"), "x")["05-nova-metadata.conf"])
-    assert cell["DEFAULT"]["nova_metadata_host"] == "nova-cell1-metadata-internal.openstack.svc"
+    assert cell["DEFAULT"]["nova_metadata_host"] == "nova-metadata-cell1-internal.openstack.svc"
     assert cell["DEFAULT"]["nova_metadata_port"] == "8775"
     assert metadata_neutron_secret_name(None) == "nova-metadata-neutron-config"
     assert metadata_neutron_secret_name("cell1") == "nova-cell1-metadata-neutron-config"
@@ -557,7 +613,7 @@ def test_names() -> None:
     assert names.cell_mapping_job("cell0") == "nova-cell0-cell-mapping"
     assert names.host_discover_job("cell1") == "nova-cell1-host-discover"
     assert names.compute_config("cell2") == "nova-cell2-compute-config"
-    assert names.metadata_service("cell1") == "nova-cell1-metadata-internal"
+    assert names.metadata_service("cell1") == "nova-metadata-cell1-internal"
     assert names.novncproxy_service("cell1") == "nova-novncproxy-cell1-public"
     assert names.database_name(None) == "nova_api" and names.database_name("cell1") == "nova_cell1"
 
@@ -631,14 +687,14 @@ def test_extra_files_layer_node_set_then_node() -> None:
 def test_keystone_registration_files(settings: Settings) -> None:
     from components.render import compute_endpoints, keystone_registration_files
 
-    files = keystone_registration_files(settings, "s3cr\"et")
+    files = keystone_registration_files(settings.nova.keystone, settings.namespace, "s3cr\"et")
     want = json.loads(files["keystone-registration.json"])
     assert want == {
         "name": "nova", "type": "compute", "description": "Nova Compute Service", "region": "regionOne",
         "endpoints": {"public": "http://nova-public.openstack.svc:8774/v2.1",
                       "internal": "http://nova-internal.openstack.svc:8774/v2.1"},
     }
-    assert compute_endpoints(settings) == want["endpoints"]
+    assert compute_endpoints(settings.namespace) == want["endpoints"]
     clouds = yaml.safe_load(files["clouds.yaml"])["clouds"]["nova"]
     assert clouds["auth"] == {
         "auth_url": "http://keystone-internal.openstack.svc:5000", "username": "nova", "password": 's3cr"et',

@@ -50,6 +50,13 @@ def test_the_firewall_rules_are_upstreams(tls: bool) -> None:
     assert f"{qemu['migration_port_min']}-{qemu['migration_port_max']}" == rules[1]["rule"]["dport"][0]
 
 
+def test_qemus_process_limit_is_upstreams_or_the_node_sets() -> None:
+    assert _values(libvirt_config_files(tls=False)["qemu.conf"])["max_processes"] == "131072"
+    assert _values(libvirt_config_files(tls=False)["qemu.conf"])["max_files"] == "32768"
+    given = _values(libvirt_config_files(tls=False, qemu_max_processes=0, qemu_max_files=1024)["qemu.conf"])
+    assert (given["max_processes"], given["max_files"]) == ("0", "1024")
+
+
 def test_with_tls_virtproxyd_listens_for_tls_with_sasl_and_nothing_else_changes() -> None:
     off, on = libvirt_config_files(tls=False), libvirt_config_files(tls=True)
     proxy = _values(on["virtproxyd.conf"])

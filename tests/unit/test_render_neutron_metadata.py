@@ -19,7 +19,8 @@ import yaml
 
 from components.render import AgentLayout, agent_layout, neutron_metadata_agent_files, neutron_metadata_extra_files
 from components.render.engine import render
-from components.settings import TOP_LEVEL_KEYS, Ovn, load
+from components.settings import TOP_LEVEL_KEYS, Ovn
+from components.stackconfig import load
 from tests.unit import KNOWN_HOSTS
 from tests.unit.quadlet import render_unit, role_vars
 from tests.unit.test_render import ini
@@ -276,7 +277,7 @@ def test_the_role_deploys_every_config_file_the_program_renders_and_the_users_sn
 
 
 def _quadlet_unit(name: str, **overrides: Any) -> list[str]:
-    """The role's Quadlet unit `name` as quadlet mode writes it, without comments and blank lines."""
+    """The role's Quadlet unit `name` as the role writes it, without comments and blank lines."""
     unit = render_unit(ROLE.name, name, **overrides)
     return [line for line in unit.splitlines() if line and not line.startswith("#")]
 
@@ -323,15 +324,15 @@ def test_the_init_unit_gives_neutron_its_state_directory_once_before_the_agent()
         "[Service]", "Type=oneshot", "RemainAfterExit=yes", "Restart=no", "TimeoutStartSec=900",
         "TimeoutStopSec=84",
     ]
-    (block,) = yaml.safe_load((ROLE / "tasks" / "start_quadlet.yml").read_text())
-    tasks = {t["name"]: t for t in block["block"]}
-    # both units written; a restart runs the init step again, then the agent
-    assert tasks["Write the Quadlet units"]["loop"] == ["edpm_ovn_metadata_agent_init", "edpm_ovn_metadata_agent"]
-    restart = tasks["Restart edpm_ovn_metadata_agent_init.service and edpm_ovn_metadata_agent.service"]
-    assert restart["loop"] == ["edpm_ovn_metadata_agent_init", "edpm_ovn_metadata_agent"]
+    # both units written; a restart runs the init step again, then the agent; a stop the reverse
+    assert role_vars(ROLE.name)["edpm_neutron_metadata_quadlet_units"] == [
+        "edpm_ovn_metadata_agent_init", "edpm_ovn_metadata_agent"]
+    handler = yaml.safe_load((ROLE / "handlers" / "main.yml").read_text())[0]
+    assert handler["vars"]["edpm_container_quadlet_unit_names"] == "{{ edpm_neutron_metadata_quadlet_units }}"
     stop = yaml.safe_load((ROLE / "tasks" / "stop.yml").read_text())[0]
-    assert stop["vars"]["edpm_neutron_metadata_stop_units"] == ["edpm_ovn_metadata_agent",
-                                                               "edpm_ovn_metadata_agent_init"]
+    assert stop["vars"]["edpm_container_quadlet_unit_names"] == "{{ edpm_neutron_metadata_quadlet_units }}"
+    shared = yaml.safe_load((ROLE.parent / "edpm_container_quadlet" / "tasks" / "stop.yml").read_text())[0]
+    assert shared["loop"] == "{{ edpm_container_quadlet_unit_names | reverse | list }}"
 
 
 def test_the_role_lays_out_the_health_check_where_the_unit_mounts_it() -> None:

@@ -24,20 +24,28 @@ NO_CONTENT = {"ansible.builtin.file", "ansible.builtin.systemd_service", "ansibl
               "ansible.builtin.import_role", "ansible.builtin.import_tasks", "ansible.builtin.include_tasks",
               "ansible.builtin.stat", "ansible.builtin.meta", "ansible.builtin.assert", "ansible.builtin.find",
               "ansible.builtin.debug", "ansible.builtin.group", "ansible.builtin.user", "ansible.builtin.package",
-              "ansible.builtin.slurp", "ansible.builtin.tempfile", "ansible.builtin.getent"}
+              "ansible.builtin.slurp", "ansible.builtin.tempfile", "ansible.builtin.getent",
+              "ansible.builtin.setup", "ansible.builtin.include_role"}
 # Commands, and why none leaves a file half-written where a running service reads it.
 COMMANDS = {
-    "Check that bash can parse the haproxy wrapper and the kill scripts": "reads only",
-    "Check that the nova-compute supervisor runs": "reads only",
-    "Stop the nova-compute supervisor": "writes nothing",
-    "Stop the nova-compute supervisor and nova-compute": "writes nothing",
-    "Start the nova-compute supervisor": "its pid file is written and renamed",
-    "Give nova its state directory": "changes owners only, while nova-compute is stopped",
-    "Lay out /etc/nova with kolla set_configs": "runs while nova-compute is stopped, which then loads it whole",
     "Delete the nova-compute service record through the compute API": "writes nothing on the node",
     "Compare the known hosts with the node's": "reads only",
     "List the users of libvirt's SASL database": "reads only",
-    "Check that python can parse the health check": "reads only",
+    "Read the state of the daemons' sockets": "reads only",
+    "Read podman's version": "reads only",
+    "List libvirt's secrets": "reads only",
+    "Read the values libvirt holds for the Ceph secrets": "reads only",
+    "Read the os_enable_vtpm boolean": "reads only",
+    "Look for container labels under /run/libvirt": "reads only",
+    "Define the Ceph secrets": "libvirt's secret daemon writes its own store",
+    "Set the secrets' values from the files": "libvirt's secret daemon writes its own store",
+    "Remove the Ceph secrets of clusters no longer given": "libvirt's secret daemon writes its own store",
+    "Stop libvirt's default network": "writes nothing on the node's disk",
+    "Forget the failed state of the stopped services": "systemd's state in memory only",
+    "Let swtpm run guests' vTPM": "SELinux's tools commit the policy store as a transaction",
+    "Give /run/libvirt back its own label": "changes labels, not content",
+    "Look for the images the units run": "reads only",
+    "Pull the images the units run": "podman's image store writes a layer whole before it names the image",
     "Write the migration user's password into libvirt's SASL database":
         "the SASL library updates its database record by record under its own lock",
     # The exception: the nova_compute container bind-mounts this one file, and a renamed

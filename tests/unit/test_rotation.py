@@ -15,13 +15,18 @@ import pytest
 import yaml
 from pulumi.runtime import config as runtime_config
 
+from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN_TYPE
+from components.dynamictypes import type_token
+from components.generated import GeneratedSecret, GeneratedSSHKey
 from tests.unit import KNOWN_HOSTS
 from tests.unit.test_components import SECRET_SIG, RecordingMocks
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "kubernetes:core/v1:Secret"
 STATEFULSET = "kubernetes:apps/v1:StatefulSet"
-DYNAMIC = "pulumi-python:dynamic:Resource"  # PlaybookRun, GeneratedSecret, GeneratedSSHKey
+RUN = PLAYBOOK_RUN_TYPE
+GENERATED = type_token(GeneratedSecret)
+GENERATED_KEY = type_token(GeneratedSSHKey)
 NEW_SHARED_SECRET = "rotated-metadata-secret-4f1d"
 NEW_KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nrotated-migration-key-body-8c2e\n-----END OPENSSH PRIVATE KEY-----\n",
            "ssh-ed25519 AAAArotatedmigrationkey nova-migration\n")
@@ -100,12 +105,12 @@ def test_a_new_metadata_shared_secret_changes_the_metadata_service_and_agents_on
     config["nova"]["metadataSharedSecret"] = NEW_SHARED_SECRET
     after = _program_inputs(config)
     holders = {(SECRET, "nova-metadata-config-data"), (SECRET, "nova-metadata-neutron-config"),
-               (DYNAMIC, "edpm-compute-0-neutron-metadata"), (DYNAMIC, "edpm-compute-1-neutron-metadata")}
+               (RUN, "edpm-compute-0-neutron-metadata"), (RUN, "edpm-compute-1-neutron-metadata")}
     # nova-metadata's pods roll through their config hash; nothing else changes
     assert _changed(before, after) == holders | {(STATEFULSET, "nova-metadata")}
     assert {k for k, v in after.items() if NEW_SHARED_SECRET in v} == holders
     # the generated secret it replaces goes; nothing is created
-    assert before.keys() - after.keys() == {(DYNAMIC, "nova-credentials-metadata-shared-secret")}
+    assert before.keys() - after.keys() == {(GENERATED, "nova-credentials-metadata-shared-secret")}
     assert after.keys() - before.keys() == set()
 
 
@@ -114,8 +119,8 @@ def test_a_new_migration_key_changes_its_secret_and_every_nodes_nova_run_only(
     config, before = dev_inputs
     config["dataplane"]["migrationSSHKey"] = {"privateKey": NEW_KEY[0], "publicKey": NEW_KEY[1]}
     after = _program_inputs(config)
-    holders = {(SECRET, "nova-migration-ssh-key"), (DYNAMIC, "edpm-compute-0-nova"), (DYNAMIC, "edpm-compute-1-nova")}
+    holders = {(SECRET, "nova-migration-ssh-key"), (RUN, "edpm-compute-0-nova"), (RUN, "edpm-compute-1-nova")}
     assert _changed(before, after) == holders
     assert {k for k, v in after.items() if "rotated-migration-key-body" in v} == holders
-    assert before.keys() - after.keys() == {(DYNAMIC, "nova-migration-ssh-key-generated")}
+    assert before.keys() - after.keys() == {(GENERATED_KEY, "nova-migration-ssh-key-generated")}
     assert after.keys() - before.keys() == set()

@@ -18,29 +18,31 @@ from typing import Any
 
 import pytest
 
-from components import runguard
-from components.runguard import split_result
+from components.ansible_runner import runguard
+from components.ansible_runner.runguard import split_result
 from tests.unit.runlock import lock_is_free
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def guard_workdir(tmp_path: Path, name: str, command: list[str], lock: Path, *, wait: int = 30, run: int = 60,
-                  lock_argv: list[str] | None = None, check: bool = False) -> Path:
-    """A run's private directory with the guard's spec: the lock is `lock`, taken locally."""
+                  lock_argv: list[str] | None = None, check: bool = False, events: bool = False) -> Path:
+    """A run's private directory with the guard's spec: the lock is `lock`, taken locally;
+    with `events`, the run's events file is there too, as PlaybookRun has it."""
     workdir = tmp_path / name
     workdir.mkdir(mode=0o700)
     (workdir / "secret").write_text("the run's key\n")
     spec = {"node": "edpm-compute-1", "playbook": f"{name}.yml", "check": check,
             "lock": lock_argv or runguard.lock_command(wait, run, check=check, path=str(lock)), "command": command,
-            "cwd": str(tmp_path), "limits": {"connect": 5, "run": run, "lock": wait}}
+            "cwd": str(tmp_path), "limits": {"connect": 5, "run": run, "lock": wait},
+            **({"events": str(workdir / "events.jsonl")} if events else {})}
     (workdir / runguard.SPEC).write_text(json.dumps(spec))
     return workdir
 
 
 def start(workdir: Path, **env: str) -> subprocess.Popen[str]:
     """A guard as PlaybookRun starts it: a session of its own."""
-    return subprocess.Popen([sys.executable, "-m", "components.runguard", str(workdir)], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "components.ansible_runner.runguard", str(workdir)], cwd=ROOT,
                             env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
 
@@ -96,8 +98,8 @@ def test_checks_share_the_node_and_changes_have_it_alone(tmp_path: Path) -> None
 
 PROVIDER = """
 import subprocess, sys
-guard = subprocess.Popen([sys.executable, "-m", "components.runguard", sys.argv[1]], start_new_session=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+guard = subprocess.Popen([sys.executable, "-m", "components.ansible_runner.runguard", sys.argv[1]],
+                         start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 print(guard.pid, flush=True)
 guard.wait()
 """
@@ -250,6 +252,44 @@ def test_the_run_reports_its_exit_status(tmp_path: Path) -> None:
                                                 tmp_path / "run.lock")))
     assert result == {"outcome": "done", "exit": 3}
     assert output == "out\n"
+
+
+# Stands in for ansible-playbook: writes its events as the project's callback does, and goes
+# on past its first task only once that task shows in the progress file ($1).
+WITH_EVENTS = """
+say() { echo "$1" >>"$OPENSTACK_NOVA_EVENTS"; }
+say '{"event": "play", "name": "Deploy nova-compute"}'
+say '{"event": "task", "name": "edpm_nova : Copy the files", "handler": false}'
+i=0
+until grep -q "task 'edpm_nova : Copy the files' [.][.][.]" "$1" 2>/dev/null; do
+  i=$((i + 1)); [ "$i" -lt 200 ] || exit 9; sleep 0.1
+done
+say '{"event": "result", "status": "changed", "host": "edpm-compute-1", "task": "edpm_nova : Copy the files"}'
+say '{"event": "stats", "hosts": {"edpm-compute-1": {"ok": 1, "changed": 1, "unreachable": 0}}}'
+"""
+
+
+def test_a_run_shows_its_progress_while_it_goes_and_sums_up_its_events(tmp_path: Path) -> None:
+    progress = tmp_path / "progress-dev.log"
+    workdir = guard_workdir(tmp_path, "nova", ["sh", "-c", WITH_EVENTS, "ansible", str(progress)],
+                            tmp_path / "run.lock", events=True)
+    _, result = finish(start(workdir, OPENSTACK_NOVA_PROGRESS=str(progress)))
+    assert result == {"outcome": "done", "exit": 0, "run": {
+        "play": "Deploy nova-compute", "task": "edpm_nova : Copy the files", "failure": None,
+        "stats": {"ok": 1, "changed": 1, "unreachable": 0, "failures": 0, "skipped": 0, "rescued": 0, "ignored": 0}}}
+    lines = [line.split(" ", 1)[1] for line in progress.read_text().splitlines()]
+    expected = [r"edpm-compute-1 nova: started",
+                r"edpm-compute-1 nova: play 'Deploy nova-compute'",
+                r"edpm-compute-1 nova: task 'edpm_nova : Copy the files' \.\.\.",
+                r"edpm-compute-1 nova: task 'edpm_nova : Copy the files': changed \(\d+\.\ds\)",
+                r"edpm-compute-1 nova: play 'Deploy nova-compute' done \(\d+\.\ds\)",
+                r"edpm-compute-1 nova: done in \d+\.\ds: ok=1 changed=1"]
+    assert len(lines) == len(expected) and all(map(re.fullmatch, expected, lines)), lines
+
+
+def test_a_run_without_events_has_no_summary(tmp_path: Path) -> None:
+    _, result = finish(start(guard_workdir(tmp_path, "run", ["true"], tmp_path / "run.lock", events=True)))
+    assert result == {"outcome": "done", "exit": 0}
 
 
 def test_a_result_line_is_found_after_the_output() -> None:

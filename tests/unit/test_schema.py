@@ -13,9 +13,10 @@ import pytest
 import yaml
 from jsonschema.exceptions import best_match
 
-from components.settings import SettingsError, load
+from components.settings import SettingsError
 from components.settings.errors import format_path
 from components.settings.load import CONFIG_PREFIX
+from components.stackconfig import load
 from tests.unit import test_settings, test_settings_nodemounts
 from tools import schema as generator
 

@@ -14,14 +14,13 @@ from urllib.parse import quote
 import pulumi
 import pytest
 
-from components import playbook
-from components.playbook import PlaybookRun, _PlaybookProvider, roles_fingerprint
+from components.ansible_runner import playbook
+from components.ansible_runner.playbook import PlaybookRun, _PlaybookProvider, roles_fingerprint
 from tests.unit.engine import EngineMonitor, Registration, in_clear, is_secret, name_of, secret
 from tests.unit.test_components import RecordingMocks, settings
 from tests.unit.test_playbook import PROPS
 from tests.unit.test_rotation import NEW_KEY, _dev_config, run_main
 
-DYNAMIC = "pulumi-python:dynamic:Resource"
 # set by a node's customServiceConfig: a snippet that sets secret options (a neutron password)
 SNIPPET_SECRET = "snippet-password-51c3"
 
@@ -56,7 +55,7 @@ def _run(config: dict[str, Any]) -> EngineMonitor:
 def _made_secrets(program: EngineMonitor) -> set[str]:
     """What the program's dynamic resources made secret: generated passwords, keys."""
     made = set()
-    for r in program.of_type(DYNAMIC).values():
+    for r in program.dynamic():
         # GeneratedSecret, GeneratedSSHKey, a certificate authority and its certificates
         key = next((k for i, k in (("bytes", "value"), ("comment", "private_key"), ("common_name", "key_pem"))
                     if i in r.inputs), None)
@@ -124,7 +123,7 @@ SECRET_OUTPUTS = {"bytes": {"value"},  # GeneratedSecret
 def test_what_makes_or_holds_a_secret_asks_the_engine_to_keep_it_secret(tmp_path: Path) -> None:
     program = _run(_dev_with_tls(tmp_path))
     seen: dict[str, list[str]] = {kind: [] for kind in SECRET_OUTPUTS}
-    for r in program.of_type(DYNAMIC).values():
+    for r in program.dynamic():
         kind = next(k for k in SECRET_OUTPUTS if k in r.inputs)
         seen[kind].append(r.name)
         assert SECRET_OUTPUTS[kind] <= r.secret_outputs, r.name
@@ -176,7 +175,8 @@ def _is_secret(output: pulumi.Output[Any]) -> pulumi.Output[bool]:
 def test_renderers_get_the_credentials_as_a_secret(mocks: RecordingMocks) -> pulumi.Output[Any]:
     from components.credentials import NovaCredentials
 
-    credentials = NovaCredentials("nova-credentials", settings())
+    s = settings()
+    credentials = NovaCredentials("nova-credentials", s.nova, s.namespace)
     outputs = [credentials.for_cell(cell) for cell in (None, "cell0", "cell1")]
     return pulumi.Output.all(*[_is_secret(o) for o in outputs]).apply(lambda v: assert_all(v))
 
@@ -198,14 +198,15 @@ def assert_all(values: list[bool]) -> None:
 def test_what_the_control_plane_hands_to_the_data_plane_is_secret(mocks: RecordingMocks,
                                                                  metadata: str) -> pulumi.Output[Any]:
     """The computes' nova.conf, the metadata agents' shared secret (ControlPlaneFiles: all secret)."""
-    from components.controlplane import NovaControlPlane
+    from components.controlplane import NovaControlPlane, control_plane_spec
 
     if metadata == "top-level":
-        plane = NovaControlPlane("nova", settings())
+        plane = NovaControlPlane("nova", control_plane_spec(settings()))
         handed = [plane.metadata_neutron_config]
     else:
         cells = {"cell0": {}, **{c: {"metadataServiceTemplate": {"enabled": True}} for c in ("cell1", "cell2")}}
-        plane = NovaControlPlane("nova", settings(metadataServiceTemplate={"enabled": False}, cellTemplates=cells))
+        plane = NovaControlPlane("nova", control_plane_spec(
+            settings(metadataServiceTemplate={"enabled": False}, cellTemplates=cells)))
         handed = [plane.cells[c].metadata_neutron_config for c in ("cell1", "cell2")]
     handed += [plane.cells[c].compute_config for c in ("cell1", "cell2")]
     assert None not in handed
@@ -214,9 +215,11 @@ def test_what_the_control_plane_hands_to_the_data_plane_is_secret(mocks: Recordi
 
 @pulumi.runtime.test
 def test_a_migration_key_the_stack_gives_stays_secret(mocks: RecordingMocks, tmp_path: Path) -> pulumi.Output[Any]:
-    from components.dataplane import NovaMigrationSSHKey
-    from components.settings import load
+    from components.k8s import Target
+    from components.migrationkey import NovaMigrationSSHKey
+    from components.stackconfig import load
 
     raw = {"dataplane": {"migrationSSHKey": {"privateKey": NEW_KEY[0], "publicKey": NEW_KEY[1]}}}
-    key = NovaMigrationSSHKey("nova-migration-ssh-key", load(raw, secret_keys=["dataplane"], catalog=None))
+    given = load(raw, secret_keys=["dataplane"], catalog=None).dataplane.migration_ssh_key
+    key = NovaMigrationSSHKey("nova-migration-ssh-key", Target("openstack"), given)
     return _is_secret(key.private_key).apply(lambda s: assert_all([s]))

@@ -13,7 +13,8 @@ import yaml
 
 from components.render import CLEANUP_SCRIPT, service_cleanup_files, service_cleanup_plan
 from components.render.engine import TEMPLATES
-from components.settings import Settings, load
+from components.settings import Settings
+from components.stackconfig import load
 
 PLAN_FILE = "nova-service-cleanup.json"
 
@@ -52,7 +53,7 @@ def test_the_plan_names_each_statefulset_with_its_replicas() -> None:
     s = settings(schedulerServiceTemplate={"replicas": 3}, cellTemplates={
         "cell0": {}, "cell1": {"conductorServiceTemplate": {"replicas": 2}},
         "cell2": {"conductorServiceTemplate": {"replicas": 0}}})
-    assert service_cleanup_plan(s) == {
+    assert service_cleanup_plan(s.nova) == {
         "microversion": "2.53",
         "binaries": {
             "nova-scheduler": {"owned": "nova\\-scheduler", "statefulsets": {"nova-scheduler": 3}},
@@ -66,9 +67,9 @@ def test_the_plan_names_each_statefulset_with_its_replicas() -> None:
 
 def test_the_files_carry_the_script_the_plan_and_the_nova_users_cloud() -> None:
     s = settings()
-    files = service_cleanup_files(s, 'pa$s"word')
+    files = service_cleanup_files(s.nova, 'pa$s"word')
     assert set(files) == {CLEANUP_SCRIPT, PLAN_FILE, "clouds.yaml"}
-    assert json.loads(files[PLAN_FILE]) == service_cleanup_plan(s)
+    assert json.loads(files[PLAN_FILE]) == service_cleanup_plan(s.nova)
     cloud = yaml.safe_load(files["clouds.yaml"])["clouds"]["nova"]
     assert (cloud["auth"]["username"], cloud["auth"]["password"], cloud["interface"]) == (
         "nova", 'pa$s"word', "internal")
@@ -78,7 +79,7 @@ def test_the_files_carry_the_script_the_plan_and_the_nova_users_cloud() -> None:
 
 
 def stale_hosts(records: list[dict[str, Any]], s: Settings) -> dict[str, list[str]]:
-    cleanup, plan = script(), service_cleanup_plan(s)
+    cleanup, plan = script(), service_cleanup_plan(s.nova)
     return {binary: [r["host"] for r in cleanup.stale_services(binary, records, rule)]
             for binary, rule in plan["binaries"].items()}
 
@@ -126,7 +127,7 @@ class FakeComputeAPI:
 def run_script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s: Settings, api: FakeComputeAPI) -> list[str]:
     """Runs the script's main() against `api`; returns the microversions it asked for."""
     pytest.importorskip("keystoneauth1")
-    (tmp_path / PLAN_FILE).write_text(service_cleanup_files(s, "pw")[PLAN_FILE])
+    (tmp_path / PLAN_FILE).write_text(service_cleanup_files(s.nova, "pw")[PLAN_FILE])
     cleanup = script()
     monkeypatch.setattr(cleanup, "CONFIG_DIR", str(tmp_path))
     versions: list[str] = []
@@ -163,7 +164,7 @@ def test_the_job_runs_again_when_replicas_or_cells_change_and_only_then() -> Non
     from components.render import config_hash
 
     def job_hash(**nova: Any) -> str:
-        return config_hash(service_cleanup_files(settings(**nova), "pw"))
+        return config_hash(service_cleanup_files(settings(**nova).nova, "pw"))
 
     base = job_hash()
     assert job_hash(schedulerServiceTemplate={"replicas": 2}) != base

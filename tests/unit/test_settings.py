@@ -17,9 +17,9 @@ from components.settings import (
     SettingsError,
     control_plane_tags,
     edpm_tags,
-    load,
     propagates,
 )
+from components.stackconfig import load
 from tests.unit import KNOWN_HOSTS
 
 P = "openstack-nova:"
@@ -40,7 +40,8 @@ def good_config() -> dict[str, Any]:
             "cellTemplates": {
                 "cell0": {"cellDatabase": {"password": "c0"}},
                 "cell1": {"metadataServiceTemplate": {"enabled": True}},
-                "cell2": {"hasAPIAccess": False, "conductorServiceTemplate": {"replicas": 0}},
+                "cell2": {"hasAPIAccess": False, "conductorServiceTemplate": {"replicas": 0},
+                          "metadataServiceTemplate": {"enabled": True}},
             },
         },
         "dataplane": {
@@ -166,7 +167,7 @@ def test_good_config_loads() -> None:
     assert [c.name for c in nova.cells] == ["cell0", "cell1", "cell2"]
     assert nova.api.replicas == 2 and nova.cell("cell2").conductor.replicas == 0
     assert not nova.cell("cell2").has_api_access
-    assert [c.name for c in nova.cells_with_metadata] == ["cell1"]
+    assert [c.name for c in nova.cells_with_metadata] == ["cell1", "cell2"]
     node_sets = {s.name: s for s in settings.dataplane.node_sets}
     # upstream's default order, with ceph-client in its place as the node set gets Ceph files
     assert node_sets["edpm-a"].services == ("ssh-known-hosts", "ceph-client", "neutron-metadata", "libvirt", "nova")
@@ -697,6 +698,19 @@ def test_tls_is_a_node_sets_and_covers_its_libvirt_nodes() -> None:
         P + "dataplane.nodeSets.edpm-a.tlsEnabled": "expected a boolean (true/false), got a string"}
 
 
+def test_a_node_sets_qemu_process_limit_is_upstreams_unless_given() -> None:
+    settings = load(good_config(), secret_keys=ALL_SECRET, catalog=None)
+    assert {(s.qemu_max_processes, s.qemu_max_files) for s in settings.dataplane.node_sets} == {(131072, 32768)}
+    given = load(with_change("dataplane.nodeSets.edpm-a.qemuMaxProcesses", 0), secret_keys=ALL_SECRET, catalog=None)
+    assert {s.name: s.qemu_max_processes for s in given.dataplane.node_sets}["edpm-a"] == 0
+    given = load(with_change("dataplane.nodeSets.edpm-a.qemuMaxFiles", 0), secret_keys=ALL_SECRET, catalog=None)
+    assert {s.name: s.qemu_max_files for s in given.dataplane.node_sets}["edpm-a"] == 0
+    assert list(problems_of(with_change("dataplane.nodeSets.edpm-a.qemuMaxFiles", -1))) == [
+        P + "dataplane.nodeSets.edpm-a.qemuMaxFiles"]
+    problems = problems_of(with_change("dataplane.nodeSets.edpm-a.qemuMaxProcesses", -1))
+    assert list(problems) == [P + "dataplane.nodeSets.edpm-a.qemuMaxProcesses"], problems
+
+
 def test_tls_with_nova_needs_the_libvirt_service() -> None:
     # edpm-b runs nova without libvirt: nova would migrate to a TLS listener nobody set up
     assert problems_of(with_change("dataplane.nodeSets.edpm-b.tlsEnabled", True)) == {
@@ -848,3 +862,29 @@ def test_values_shared_between_keys_and_keys_that_are_no_strings_are_problems_to
         P + "dataplane.customServices.other.fils": "unknown key 'fils'; did you mean files?",
         P + "dataplane.nodeSets.edpm-a.nodes[7]": "expected a string key, got an integer",
     }
+
+
+def test_the_metadata_agent_needs_a_metadata_service_for_each_nodes_cell() -> None:
+    problems = problems_of(with_change("nova.cellTemplates.cell2.metadataServiceTemplate.enabled", False))
+    # compute-1 (edpm-a) is in cell2; edpm-b (cell2) runs no neutron-metadata
+    assert problems == {"openstack-nova:dataplane.nodeSets.edpm-a.services": (
+        "neutron-metadata needs a metadata service for compute-1; enable nova.metadataServiceTemplate or "
+        "nova.cellTemplates.cell2.metadataServiceTemplate")}
+    top_level = with_change("nova.metadataServiceTemplate.enabled", True,
+                            with_change("nova.cellTemplates.cell2.metadataServiceTemplate.enabled", False))
+    top_level["nova"]["cellTemplates"]["cell1"]["metadataServiceTemplate"]["enabled"] = False
+    assert load(top_level, secret_keys=ALL_SECRET, catalog=None).nova.metadata.enabled
+
+
+def test_a_mounted_file_named_in_the_config_may_not_replace_one_of_novas_own() -> None:
+    raw = good_config()
+    raw["extraMounts"].append({
+        "propagation": ["Compute"],
+        "volumes": [{"name": "mine", "configMap": {"name": "mine", "items": [
+            {"key": "a", "path": "01-nova.conf"}, {"key": "b", "path": "25-nova-extra.conf"},
+            {"key": "c", "path": "03-ceph-nova.conf"}]}}],
+        "mounts": [{"name": "mine", "mountPath": "/var/lib/openstack/configs/nova"}]})
+    # edpm-a's customServiceConfig makes 25-nova-extra.conf; edpm-b's does not
+    assert problems_of(raw) == {"openstack-nova:extraMounts[1].mounts[0]": (
+        "extraMounts give nova 01-nova.conf, 25-nova-extra.conf, which the program makes itself; name the "
+        "mounted files otherwise")}

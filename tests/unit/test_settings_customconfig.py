@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from components.settings import OptionCatalog, SettingsError, load
+from components.settings import OptionCatalog, SettingsError
 from components.settings.customconfig import check, secret_options
+from components.stackconfig import load
 from tests.unit import KNOWN_HOSTS
 
 ROOT = Path(__file__).resolve().parents[2]

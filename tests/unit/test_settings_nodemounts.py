@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from components.settings import MountedFiles, Settings, SettingsError, load
+from components.settings import MountedFiles, Settings, SettingsError
+from components.stackconfig import load
 from tests.unit import KNOWN_HOSTS
 
 P = "openstack-nova:"

@@ -10,7 +10,7 @@ import pytest
 from pulumi.runtime import config as runtime_config
 
 from components.settings import SettingsError
-from components.settings.source import from_pulumi_config
+from components.stackconfig import from_pulumi_config
 
 
 @pytest.fixture

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
+
 from . import stack, workspace
 from .measure import Sample, run
 
 DEV = "dev"
-PLAYBOOK_RUN = "pulumi-python:dynamic:Resource"
 SIZES = (1, 4, 8)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components import runguard
+from components.ansible_runner import runguard
 
 from . import stack, workspace
 from .measure import Sample, run
@@ -31,12 +31,14 @@ MAX_RUNS = "OPENSTACK_NOVA_MAX_RUNS"  # the dynamic provider's thread pool (deve
 _COUNT = re.compile(r"^\s*[-+~]*\s*(\d+) (?:to create|to update|to delete|to replace|unchanged|created|updated|"
                     r"deleted|replaced)\b", re.M)
 # Stands in for ansible-playbook where the made-up nodes would have to be reached: it records
-# the call and reports a run that changed nothing (the recap line PlaybookRun reads).
+# the call and reports a run that changed nothing (the recap event PlaybookRun reads, written
+# where the project's callback would write it).
 STUB_ANSIBLE = """echo "$*" >>"$(dirname "$0")/../ansible-calls"
 echo 'PLAY RECAP'
-echo 'node : ok=1 changed=0 unreachable=0 failed=0'"""
+[ -z "${OPENSTACK_NOVA_EVENTS:-}" ] ||
+  echo '{"event": "stats", "hosts": {"node": {"ok": 1, "changed": 0}}}' >>"$OPENSTACK_NOVA_EVENTS\""""
 # Stands in for ssh to a made-up node, for the run guard's connection that takes and holds
-# the node's run lock (components/runguard.py; argv from nodessh.ssh_argv): a node that
+# the node's run lock (components/ansible_runner/runguard.py; argv from nodessh.ssh_argv): a node that
 # answers. Like ssh, it refuses a node with no key in the run's known hosts file and a key
 # file that is not there (exit 255, in ssh's words); then it runs the remote command as the
 # node's shell would, in a directory that stands for the node's root (nodes/<node> beside
@@ -320,8 +322,8 @@ def measure_validation(ws: Workspace, nodes: int, runs: int) -> tuple[Point, Poi
 def settings_load_seconds(ws: Workspace, nodes: int, runs: int) -> tuple[float, float]:
     """Item 6 in process: median seconds of load() of the made-up stack's config, with nova's
     options checked and with syntax only (no CLI, so no noise from the engine)."""
-    from components.settings import load
     from components.settings.catalog import _read_cached
+    from components.stackconfig import load
 
     made_up = stack.bench_nodes(nodes)
     known_hosts = ws.workdir / "known_hosts-load"

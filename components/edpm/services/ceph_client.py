@@ -9,22 +9,15 @@ restarts nova-compute (see libvirt.py and nova.py).
 
 from __future__ import annotations
 
-import pulumi
-
 from components.edpm.context import NodeSetContext
-from components.edpm.service import EdpmService, MountPoint, RunInputs, RunsBefore
-from components.settings import NOVA, Node
+from components.edpm.service import EdpmService, RunInputs
+from components.settings import NOVA, MountPoint, Node, RunsBefore, ServiceSpec
 
 NAME = "ceph-client"
 
 
-def client_files(context: NodeSetContext) -> tuple[pulumi.Output[dict[str, str]], pulumi.Output[dict[str, str]]]:
-    """The node set's Ceph client files: (those of Secrets, those of ConfigMaps), one Output each per node set."""
-    return context.once((NAME, "files"), lambda: context.mounted.of(NAME))
-
-
 def _node_inputs(context: NodeSetContext, _node: Node) -> RunInputs:
-    secret, public = client_files(context)
+    secret, public = context.mounted.of(NAME)
     return RunInputs(files=secret, public_files=public)
 
 
@@ -33,9 +26,9 @@ def _unlisted(where: str, default_list: tuple[str, ...]) -> str:
             f"e.g. [{', '.join(default_list)}]")
 
 
-SERVICE = EdpmService(
-    name=NAME, playbook="ceph-client.yml", stop_playbook="ceph-client-stop.yml", node_inputs=_node_inputs,
-    order=20, default=False,
+SPEC = ServiceSpec(
+    name=NAME, playbook="ceph-client.yml", stop_playbook="ceph-client-stop.yml", order=20, default=False,
     runs_before=(RunsBefore(NOVA, "nova-compute copies the Ceph client files when it starts"),),
     mounts=MountPoint(path="/etc/ceph", what="the Ceph client files", unlisted=_unlisted),
 )
+SERVICE = EdpmService(SPEC, node_inputs=_node_inputs)

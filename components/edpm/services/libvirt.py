@@ -3,6 +3,9 @@ the node's firewall rules for VNC and migration (for edpm_nftables), SASL's
 credentials of the migration user and, with a node set's tlsEnabled, the
 node's certificate; and a libvirt secret per Ceph cluster of the node set's
 Ceph client files (what nova's rbd_secret_uuid names).
+
+Its stack part is `LibvirtSecrets`: the SASL password (libvirt-secret) and,
+for node sets with TLS, the CA and each node's certificate.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from typing import Any
 
 import pulumi
 
-from components.edpm.context import NodeSetContext
-from components.edpm.service import EdpmService, RunInputs
+from components.edpm.context import NodeSetContext, StackContext
+from components.edpm.service import EdpmService, RunInputs, derive
 from components.edpm.services import ceph_client
+from components.libvirt import LibvirtFiles, LibvirtSecrets
 from components.render import (
     TLS_CA,
     TLS_CERT,
@@ -23,62 +27,58 @@ from components.render import (
     libvirt_config_files,
     libvirt_secret_files,
 )
-from components.settings import LIBVIRT, Node
+from components.settings import LIBVIRT, Node, ServiceSpec
 
 NAME = LIBVIRT  # named with the settings, whose tlsEnabled covers the nodes that run it
 
 _PUBLIC_TLS = (TLS_CERT, TLS_CA)  # a node's certificate and its CA's: no secret
 
 
-def _ceph_secrets(context: NodeSetContext) -> pulumi.Output[tuple[dict[str, str], dict[str, str]]]:
-    """(public, secret) files of the libvirt secrets of the node set's Ceph client files."""
-    node_set = context.node_set
-    if ceph_client.NAME not in node_set.services:
-        return pulumi.Output.from_input(({}, {}))
-    where = f"openstack-nova:extraMounts: the Ceph client files of node set {node_set.name}"
-
-    def files(mounted: list[dict[str, str]]) -> tuple[dict[str, str], dict[str, str]]:
-        try:
-            return ceph_secret_files(ceph_secrets({**mounted[0], **mounted[1]}))
-        except CephSecretError as err:
-            raise pulumi.RunError(f"{where}: {err}") from None
-
-    return pulumi.Output.all(*ceph_client.client_files(context)).apply(files)
+def _stack(stack: StackContext) -> LibvirtFiles:
+    dataplane = stack.settings.dataplane
+    return LibvirtSecrets("libvirt", stack.target, dataplane.libvirt.password, [n for _, n in dataplane.tls_nodes],
+                          opts=stack.in_namespace()).files
 
 
-def _files(context: NodeSetContext, certs: pulumi.Output[dict[str, str]]) -> tuple[pulumi.Output[dict[str, str]],
-                                                                                     pulumi.Output[dict[str, str]]]:
-    """(secret, public) files of a node with the certificate files `certs`."""
-    tls = context.node_set.tls_enabled
-    ceph = context.once((NAME, "ceph"), lambda: _ceph_secrets(context))
+def _ceph_files(where: str, secret: dict[str, str], public: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(public, secret) files of the libvirt secrets of a node set's Ceph client files."""
+    try:
+        return ceph_secret_files(ceph_secrets({**secret, **public}))
+    except CephSecretError as err:
+        raise pulumi.RunError(f"{where}: {err}") from None
 
-    def secret_files(values: list[Any]) -> dict[str, str]:
-        password, node_certs, (_, ceph_values) = values
-        keys = {k: v for k, v in node_certs.items() if k not in _PUBLIC_TLS}
-        return {**libvirt_secret_files(password, tls=tls), **keys, **ceph_values}
 
-    # Shown in preview: the config, the certificates (not their keys) and the Ceph secrets'
-    # definitions (a cluster's fsid, also nova's rbd_secret_uuid); never a key.
-    def public_files(values: list[Any]) -> dict[str, str]:
-        node_certs, (ceph_definitions, _) = values
-        shown = {k: v for k, v in node_certs.items() if k in _PUBLIC_TLS}
-        return {**libvirt_config_files(tls=tls), **shown, **ceph_definitions}
+def _secret_files(tls: bool, password: str, node_certs: dict[str, str], ceph: Any) -> dict[str, str]:
+    keys = {k: v for k, v in node_certs.items() if k not in _PUBLIC_TLS}
+    return {**libvirt_secret_files(password, tls=tls), **keys, **ceph[1]}
 
-    files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
-        pulumi.Output.all(context.stack.libvirt.password, certs, ceph).apply(secret_files))
-    public = pulumi.Output.unsecret(pulumi.Output.all(certs, ceph).apply(public_files))
-    return files, public
+
+def _public_files(tls: bool, qemu_max_processes: int, qemu_max_files: int, node_certs: dict[str, str],
+                  ceph: Any) -> dict[str, str]:
+    """Shown in preview: the config, the certificates (not their keys) and the Ceph secrets'
+    definitions (a cluster's fsid, also nova's rbd_secret_uuid); never a key."""
+    shown = {k: v for k, v in node_certs.items() if k in _PUBLIC_TLS}
+    config = libvirt_config_files(tls=tls, qemu_max_processes=qemu_max_processes, qemu_max_files=qemu_max_files)
+    return {**config, **shown, **ceph[0]}
 
 
 def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
-    tls = context.node_set.tls_enabled
-    stack = context.stack.libvirt
+    node_set = context.node_set
+    tls = node_set.tls_enabled
+    stack: LibvirtFiles = context.stack
     if tls and node.name not in stack.tls:
         raise pulumi.RunError(f"{node.name}: its node set has TLS, but the stack issued it no libvirt certificate")
     # with TLS, a node's certificate is its own; without, every node of the node set gets the same files
-    files, public = (_files(context, stack.tls[node.name]) if tls
-                     else context.once((NAME, "files"), lambda: _files(context, pulumi.Output.from_input({}))))
-    return RunInputs(files=files, public_files=public, variables={"edpm_libvirt_tls_certs_enabled": tls})
+    certs: Any = stack.tls[node.name] if tls else {}
+    ceph: Any = ({}, {})
+    if ceph_client.NAME in node_set.services:
+        where = f"openstack-nova:extraMounts: the Ceph client files of node set {node_set.name}"
+        ceph = derive(_ceph_files, where, *context.mounted.of(ceph_client.NAME))
+    return RunInputs(files=derive(_secret_files, tls, stack.password, certs, ceph, secret=True),
+                     public_files=derive(_public_files, tls, node_set.qemu_max_processes, node_set.qemu_max_files,
+                                         certs, ceph, secret=False),
+                     variables={"edpm_libvirt_tls_certs_enabled": tls})
 
 
-SERVICE = EdpmService(name=NAME, playbook="libvirt.yml", node_inputs=_node_inputs, order=40, default=True)
+SPEC = ServiceSpec(name=NAME, playbook="libvirt.yml", order=40, default=True)
+SERVICE = EdpmService(SPEC, stack=_stack, node_inputs=_node_inputs)

@@ -10,17 +10,20 @@ dataplane.ovn.sbConnection.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import pulumi
 
-from components.edpm.context import NodeSetContext
-from components.edpm.service import EdpmService, RunInputs
+from components.edpm.context import NodeSetContext, StackContext, with_secret_files
+from components.edpm.service import EdpmService, RunInputs, derive
 from components.render import agent_layout, neutron_metadata_agent_files, neutron_metadata_extra_files
-from components.settings import NEUTRON_METADATA, Node, Ovn
+from components.settings import NEUTRON_METADATA, Node, Ovn, ServiceSpec, Settings
 from components.settings.agentvars import IMAGE as AGENT_IMAGE_VAR
+from components.settings.errors import Path
 
 NAME = NEUTRON_METADATA  # named with the settings, which read its customServiceConfig and dataplane.ovn
+SECRET_FILES_VAR = "edpm_neutron_metadata_secret_files"
 
 
 @dataclass(frozen=True)
@@ -29,32 +32,54 @@ class NeutronMetadataAgent:
 
     image: str  # images.neutronMetadataAgent; a node's ansibleVars may name another, as upstream
     ovn: Ovn | None  # dataplane.ovn: the OVN southbound database
+    # the control plane's metadata configs: None for the top-level metadata service, else per cell
+    metadata_configs: Mapping[str | None, pulumi.Output[dict[str, str]]]
+
+
+def _stack(stack: StackContext) -> NeutronMetadataAgent:
+    settings = stack.settings
+    return NeutronMetadataAgent(image=settings.images.neutron_metadata_agent, ovn=settings.dataplane.ovn,
+                                metadata_configs=stack.control_plane.metadata_configs)
+
+
+def _check(settings: Settings) -> Iterator[tuple[Path, str]]:
+    """Each node that runs the agent reaches a metadata service: the top-level one, else its cell's."""
+    if settings.nova.metadata.enabled:
+        return
+    cells = {c.name: c for c in settings.nova.cells}
+    for node_set in settings.dataplane.node_sets:
+        if NAME not in node_set.services:
+            continue
+        for node in node_set.nodes:
+            cell = cells.get(node.cell)  # an unknown cell is a problem of its own
+            if cell is not None and not cell.metadata.enabled:
+                yield (("dataplane", "nodeSets", node_set.name, "services"),
+                       f"{NAME} needs a metadata service for {node.name}; enable nova.metadataServiceTemplate "
+                       f"or nova.cellTemplates.{node.cell}.metadataServiceTemplate")
+
+
+def _with_extra(files: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
+    return {**files, **extra}
 
 
 def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
     node_set = context.node_set
-    configs = context.stack.control_plane.metadata_configs
-    source = None if None in configs else node.cell
-    where = f"openstack-nova:dataplane.nodeSets.{node_set.name}.services"
-    if source not in configs:
-        raise pulumi.RunError(
-            f"{where}: {NAME} needs a metadata service for {node.name}; enable "
-            f"nova.metadataServiceTemplate or nova.cellTemplates.{node.cell}.metadataServiceTemplate")
-    agent = context.stack.neutron_metadata
-    if agent.ovn is None:
-        raise pulumi.RunError(f"{where}: {NAME} needs the OVN southbound database of dataplane.ovn.sbConnection")
+    agent: NeutronMetadataAgent = context.stack
+    configs = agent.metadata_configs
+    assert agent.ovn is not None, "the settings require dataplane.ovn.sbConnection for this service"
     layout = agent_layout(node_set, node, agent.image)
     secret_extra = neutron_metadata_extra_files(node_set, node, secret=True)
-    metadata = configs[source]
-    if secret_extra:
-        metadata = metadata.apply(lambda files: {**files, **secret_extra})
+    metadata = configs[None if None in configs else node.cell]  # the settings checked it is there
     # Shown in preview line by line: all but nova's 05-nova-metadata.conf (the shared secret)
     # and snippets that set secret options.
     public = {**neutron_metadata_agent_files(layout, agent.ovn), **neutron_metadata_extra_files(node_set, node)}
-    return RunInputs(files=metadata, public_files=public,
-                     variables=context.secret_file_vars(node, "edpm_neutron_metadata_secret_files", list(secret_extra)),
+    return RunInputs(files=derive(_with_extra, metadata, secret_extra) if secret_extra else metadata,
+                     public_files=public,
+                     variables=with_secret_files(context.secret_file_names(node, SECRET_FILES_VAR), SECRET_FILES_VAR,
+                                                 list(secret_extra)),
                      default_host_vars={AGENT_IMAGE_VAR: agent.image})
 
 
-SERVICE = EdpmService(name=NAME, playbook="neutron-metadata.yml", stop_playbook="neutron-metadata-stop.yml",
-                      node_inputs=_node_inputs, order=30, default=True)
+SPEC = ServiceSpec(name=NAME, playbook="neutron-metadata.yml", stop_playbook="neutron-metadata-stop.yml",
+                   order=30, default=True, check=_check)
+SERVICE = EdpmService(SPEC, stack=_stack, node_inputs=_node_inputs)

@@ -3,21 +3,34 @@
 02-nova-host-specific.conf, 25-/26-nova-extra*.conf from customServiceConfig
 (secrets 0600), the migration keys, and what extraMounts mount at
 /var/lib/openstack/configs/nova; kolla copies them into /etc/nova/nova.conf.d/.
+
+Its stack part is the migration key pair (`NovaMigrationSSHKey`, the
+nova-migration-ssh-key Secret) and, per cell, the files every compute of the
+cell gets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 
-from components.edpm.context import NodeSetContext
-from components.edpm.service import EdpmService, MountPoint, RunInputs
+from components.edpm.context import NodeSetContext, StackContext, with_secret_files
+from components.edpm.service import EdpmService, RunInputs, derive
 from components.edpm.services import ceph_client
-from components.render import HOST_SPECIFIC_CONF, config_hash, host_specific_conf, nova_extra_files
+from components.migrationkey import NovaMigrationSSHKey
+from components.render import (
+    HOST_SPECIFIC_CONF,
+    compute_config_names,
+    config_hash,
+    host_specific_conf,
+    nova_extra_files,
+)
 from components.render.mounts import nova_skips
-from components.settings import NOVA, Node
+from components.settings import NOVA, MountPoint, Node, NodeSet, ServiceSpec, Settings
+from components.settings.errors import Path
 
 NAME = NOVA  # named with the settings, which read its customServiceConfig
 
@@ -25,91 +38,113 @@ NAME = NOVA  # named with the settings, which read its customServiceConfig
 COMPUTE_IMAGE_VAR = "edpm_nova_compute_image"
 # the role's list of files it copies as secret ones (0600, never logged)
 SECRET_FILES_VAR = "edpm_nova_secret_files"
+_MIGRATION_KEYS = ("ssh-privatekey", "ssh-publickey")
 
 
-def _cell_files(context: NodeSetContext, cell: str) -> pulumi.Output[dict[str, str]]:
-    """The secret files every compute of `cell` gets: one Output per cell, not per node."""
+@dataclass(frozen=True)
+class ComputeFiles:
+    """What the nova service gets from the stack."""
 
-    def make() -> pulumi.Output[dict[str, str]]:
-        cp = context.stack.control_plane
-        return pulumi.Output.secret(pulumi.Output.all(
-            cp.compute_configs[cell], cp.migration_private_key, cp.migration_public_key,
-        ).apply(lambda v: {**v[0], "ssh-privatekey": v[1], "ssh-publickey": v[2]}))
+    cell_files: Mapping[str, pulumi.Output[dict[str, str]]]  # per cell: its compute config and the migration keys
+    image: str  # images.compute, unless a node's ansibleVars name another
 
-    return context.once((NAME, cell), make)
+
+def _with_keys(config: dict[str, str], private: str, public: str) -> dict[str, str]:
+    return {**config, _MIGRATION_KEYS[0]: private, _MIGRATION_KEYS[1]: public}
+
+
+def _stack(stack: StackContext) -> ComputeFiles:
+    key = NovaMigrationSSHKey("nova-migration-ssh-key", stack.target, stack.settings.dataplane.migration_ssh_key,
+                              opts=stack.in_namespace())
+    cell_files: dict[str, pulumi.Output[dict[str, str]]] = {
+        cell: pulumi.Output.secret(pulumi.Output.all(config, key.private_key, key.public_key).apply(
+            lambda v: _with_keys(v[0], v[1], v[2])))
+        for cell, config in stack.control_plane.compute_configs.items()
+    }
+    return ComputeFiles(cell_files=cell_files, image=stack.settings.images.compute)
+
+
+def _own_public(node_set: NodeSet, node: Node) -> dict[str, str]:
+    """The node's own files, shown in preview line by line."""
+    return {HOST_SPECIFIC_CONF: host_specific_conf(node.ansible_host, node.host_name, tls=node_set.tls_enabled),
+            **nova_extra_files(node_set, node)}
+
+
+def _clash_message(clash: list[str]) -> str:
+    return (f"extraMounts give nova {', '.join(clash)}, which the program makes itself; "
+            "name the mounted files otherwise")
 
 
 def _not_taken(mounted: Mapping[str, str], taken: set[str]) -> dict[str, str]:
-    """`mounted`, or an error naming a file that would replace one of the program's own."""
+    """`mounted`, or an error naming a file that would replace one of the program's own (the
+    files of a whole Secret or ConfigMap, known once read; `_check` reports those named)."""
     clash = sorted(set(mounted) & taken)
     if clash:
-        raise pulumi.RunError(f"extraMounts give nova {', '.join(clash)}, which the program makes itself; "
-                              "name the mounted files otherwise")
+        raise pulumi.RunError(_clash_message(clash))
     return dict(mounted)
 
 
-def _mounted(context: NodeSetContext) -> tuple[pulumi.Output[dict[str, str]], pulumi.Output[dict[str, str]]]:
-    """(secret, public) files extraMounts give nova on the node set's nodes: one Output each per node set."""
-    return context.once((NAME, "mounted"), lambda: context.mounted.of(NAME))
+def _check(settings: Settings) -> Iterator[tuple[Path, str]]:
+    """A mounted file that would replace one of nova's own on some node, where the stack config
+    names it: once per mount, whichever node sets it reaches."""
+    own = compute_config_names(settings) | set(_MIGRATION_KEYS)
+    clashes: dict[Path, set[str]] = {}
+    for node_set in settings.dataplane.node_sets:
+        taken = own.union(*({*_own_public(node_set, n), *nova_extra_files(node_set, n, secret=True)}
+                            for n in node_set.nodes))
+        for mounted in node_set.mounted_for(NAME):
+            clashes.setdefault(mounted.origin, set()).update(set(mounted.files or ()) & taken)
+    for origin, clash in clashes.items():
+        if clash:
+            yield origin, _clash_message(sorted(clash))
 
 
-def _shared_files(context: NodeSetContext, cell: str, secret_extra: Mapping[str, str],
-                  own_public: frozenset[str]) -> tuple[pulumi.Output[dict[str, str]], pulumi.Output[dict[str, str]]]:
-    """(the secret files, the ConfigMaps' files) of a node of `cell` with `secret_extra` (its secret
-    snippets) and public files named `own_public`: what differs from one node to the next is only
-    the content of its public files, so nodes alike in these share these Outputs (one per cell for
-    nodes without secret snippets)."""
+def _taken(files: dict[str, str], own_public: frozenset[str]) -> set[str]:
+    return set(files) | own_public
 
-    def make() -> tuple[pulumi.Output[dict[str, str]], pulumi.Output[dict[str, str]]]:
-        mounted_secret, mounted_public = _mounted(context)
-        own_files = _cell_files(context, cell)
-        if secret_extra:
-            own_files = own_files.apply(lambda f: {**f, **secret_extra})
-        taken = own_files.apply(lambda f: set(f) | own_public)
-        files: pulumi.Output[dict[str, str]] = pulumi.Output.secret(
-            pulumi.Output.all(own_files, mounted_secret, taken).apply(lambda v: {**v[0], **_not_taken(v[1], v[2])}))
-        public = pulumi.Output.all(mounted_public, pulumi.Output.unsecret(taken)).apply(
-            lambda v: _not_taken(v[0], v[1]))
-        return files, public
 
-    return context.once((NAME, cell, tuple(sorted(secret_extra.items())), own_public), make)
+def _merged(files: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
+    return {**files, **extra}
+
+
+def _with_mounted(files: dict[str, str], mounted: dict[str, str], taken: set[str]) -> dict[str, str]:
+    return {**files, **_not_taken(mounted, taken)}
+
+
+def _secret_file_names(given: list[str], extra: list[str], variable: str, mounted: dict[str, str]) -> list[str]:
+    return list(with_secret_files(given, variable, [*extra, *mounted])[variable])
+
+
+def _ceph_files_hash(secret: dict[str, str], public: dict[str, str]) -> str:
+    return config_hash({**secret, **public})
 
 
 def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
     node_set = context.node_set
+    stack: ComputeFiles = context.stack
     secret_extra = nova_extra_files(node_set, node, secret=True)
-    # Shown in preview line by line: the node's own files, and those of ConfigMaps.
-    own_public = {
-        HOST_SPECIFIC_CONF: host_specific_conf(node.ansible_host, node.host_name, tls=node_set.tls_enabled),
-        **nova_extra_files(node_set, node),
-    }
-    files, mounted_public = _shared_files(context, node.cell, secret_extra, frozenset(own_public))
-    public = mounted_public.apply(lambda m: {**own_public, **m})
+    own_public = _own_public(node_set, node)
+    mounted_secret, mounted_public = context.mounted.of(NAME)
+    own_files: Any = stack.cell_files[node.cell]
+    if secret_extra:
+        own_files = derive(_merged, own_files, secret_extra)
+    taken = derive(_taken, own_files, frozenset(own_public), secret=False)
+    files = derive(_with_mounted, own_files, mounted_secret, taken, secret=True)
+    public = derive(_merged, own_public, derive(_not_taken, mounted_public, taken))
     # the role copies these as it does nova's own secret files (0600, never logged): snippets that set
     # secret options, and a Secret's mounted files
-    variables: dict[str, pulumi.Input[Any]] = dict(
-        context.secret_file_vars(node, SECRET_FILES_VAR, list(secret_extra)))
+    given = context.secret_file_names(node, SECRET_FILES_VAR)
+    variables: dict[str, Any] = with_secret_files(given, SECRET_FILES_VAR, list(secret_extra))
     if any(m.secret for m in node_set.mounted_for(NAME)):
-        mounted_secret, _ = _mounted(context)
-        variables[SECRET_FILES_VAR] = pulumi.Output.unsecret(mounted_secret.apply(
-            lambda m: context.secret_file_vars(node, SECRET_FILES_VAR, [*secret_extra, *m])[SECRET_FILES_VAR]))
+        variables[SECRET_FILES_VAR] = derive(_secret_file_names, given, list(secret_extra), SECRET_FILES_VAR,
+                                             mounted_secret, secret=False)
     if ceph_client.NAME in node_set.services:
         # a change of the Ceph client files re-runs nova, which restarts nova-compute
-        variables["edpm_nova_ceph_files_hash"] = _ceph_files_hash(context)
+        variables["edpm_nova_ceph_files_hash"] = derive(_ceph_files_hash, *context.mounted.of(ceph_client.NAME),
+                                                        secret=False)
     # the stop playbook runs with the same host variables: its quadlet mode runs the image
     return RunInputs(files=files, public_files=public, variables=variables,
-                     default_host_vars={COMPUTE_IMAGE_VAR: context.stack.compute_image})
-
-
-def _ceph_files_hash(context: NodeSetContext) -> pulumi.Output[str]:
-    """The hash of the node set's Ceph client files (not secret): one Output per node set."""
-
-    def make() -> pulumi.Output[str]:
-        ceph_secret, ceph_public = ceph_client.client_files(context)
-        return pulumi.Output.unsecret(
-            pulumi.Output.all(ceph_secret, ceph_public).apply(lambda v: config_hash({**v[0], **v[1]})))
-
-    return context.once((NAME, "ceph files hash"), make)
+                     default_host_vars={COMPUTE_IMAGE_VAR: stack.image})
 
 
 def _file_problem(name: str) -> str | None:
@@ -123,8 +158,10 @@ def _unlisted(where: str, _default_list: tuple[str, ...]) -> str:
     return f"{where} gives nova's files to this node set, which runs no {NAME}: list {NAME}"
 
 
-SERVICE = EdpmService(
-    name=NAME, playbook="nova.yml", stop_playbook="nova-stop.yml", node_inputs=_node_inputs, order=50, default=True,
+SPEC = ServiceSpec(
+    name=NAME, playbook="nova.yml", stop_playbook="nova-stop.yml", order=50, default=True,
     mounts=MountPoint(path="/var/lib/openstack/configs/nova", what="nova's files", unlisted=_unlisted,
                       file_problem=_file_problem),
+    check=_check,
 )
+SERVICE = EdpmService(SPEC, stack=_stack, node_inputs=_node_inputs)

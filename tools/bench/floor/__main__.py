@@ -12,7 +12,8 @@ from tools.bench.floor.noop import NoopProvider
 
 
 class Trivial(Resource):
-    """Of the same type token as PlaybookRun (dynamic:Resource)."""
+    """A dynamic resource of the SDK's own type (dynamic:Resource), served by the plugin that serves
+    PlaybookRun."""
 
 
 config = pulumi.Config()

@@ -10,7 +10,8 @@ from tools.bench.threads.probe import ProbeProvider
 
 
 class Probe(Resource):
-    """Of the same type token as PlaybookRun (dynamic:Resource)."""
+    """A dynamic resource of the SDK's own type (dynamic:Resource), served by the plugin that serves
+    PlaybookRun."""
 
 
 config = pulumi.Config()

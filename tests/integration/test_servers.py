@@ -1,0 +1,116 @@
+"""A server's life on the deployment, proven on the hypervisor: it boots in each
+cell on that cell's compute, its libvirt domain runs with the CPU the stack's
+config asks for (the CI job's `cpu_mode = custom`, `cpu_models = Nehalem`, or
+the rendered default), it live-migrates between the two computes of a cell over
+the transport the program configured, and deleting it leaves no domain and no
+allocation behind."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.integration.local_env import node, openstack
+from tests.integration.nova_compute import eventually
+from tests.integration.stacks import Stack
+from tools.server_cpu import domain_cpu, show
+
+NODES = ("edpm-compute-0", "edpm-compute-1")
+CELL_OF = {"edpm-compute-0": "cell1", "edpm-compute-1": "cell2"}
+NODE0_CONFIG = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0.customServiceConfig.nova"
+# uploaded by the environment (devenv/neighbours): a blank raw disk, the
+# guest runs its firmware only, which is all nova and libvirt need
+IMAGE = "blank-raw-firmware-only"
+FLAVOR = "m1.firmware"
+# --nic none needs 2.37; --host (scheduled to that host) 2.74
+MICROVERSION = "2.74"
+
+
+def _domains(name: str) -> list[str]:
+    out = node(name, "virsh -c qemu:///system list --all --name").stdout
+    return [d for d in out.split() if d]
+
+
+def _ensure_flavor(namespace: str) -> None:
+    if not any(f["Name"] == FLAVOR for f in openstack("flavor", "list", namespace=namespace)):
+        openstack("flavor", "create", "--vcpus", "1", "--ram", "128", "--disk", "1", FLAVOR, namespace=namespace)
+
+
+def boot(host: str, namespace: str = "openstack") -> dict[str, Any]:
+    """A server scheduled to `host` (through the scheduler, as an admin may ask), once ACTIVE."""
+    _ensure_flavor(namespace)
+    name = f"demo-{host}-{uuid.uuid4().hex[:6]}"
+    openstack("--os-compute-api-version", MICROVERSION, "server", "create", "--flavor", FLAVOR, "--image", IMAGE,
+              "--nic", "none", "--host", host, "--wait", name, namespace=namespace)
+    return openstack("server", "show", name, namespace=namespace)
+
+
+def delete(server: dict[str, Any], namespace: str = "openstack") -> None:
+    openstack("server", "delete", "--wait", server["id"], namespace=namespace, want_json=False)
+
+
+def allocations(server_id: str, namespace: str = "openstack") -> Any:
+    return openstack("resource", "provider", "allocation", "show", server_id, namespace=namespace)
+
+
+@pytest.fixture()
+def servers() -> Iterator[list[tuple[dict[str, Any], str]]]:
+    """Servers a test boots (with their namespace), deleted afterwards."""
+    booted: list[tuple[dict[str, Any], str]] = []
+    yield booted
+    for server, namespace in booted:
+        delete(server, namespace)
+
+
+def test_a_server_boots_in_each_cell_on_that_cells_compute(dev_stack: str, servers: list[Any]) -> None:
+    for host in NODES:
+        server = boot(host)
+        servers.append((server, "openstack"))
+        assert (server["status"], server["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", host), server
+        # the domain nova named runs in that node's libvirt, and in no other
+        cpu = show(server["id"])
+        assert (cpu.host, cpu.state) == (host, "running"), cpu
+        others = [n for n in NODES if n != host]
+        assert all(cpu.domain not in _domains(n) for n in others), cpu
+        # the rendered default of the dev stack: cpu_mode host-model, as nova defines the domain;
+        # libvirt expands it at start to the host's own model (the running domain's mode is custom)
+        defined = domain_cpu(node(host, f"virsh -c qemu:///system dumpxml --inactive {cpu.domain}").stdout)
+        assert defined == ("host-model", None), defined
+        assert cpu.mode == "custom" and cpu.model, cpu
+    # nova's cell mappings: each server in its compute's cell
+    for server, _ in servers:
+        mapped = openstack("server", "show", server["id"])
+        assert mapped["OS-EXT-SRV-ATTR:host"] in CELL_OF
+
+
+def test_deleting_servers_leaves_no_domain_and_no_allocation(dev_stack: str) -> None:
+    server = boot(NODES[0])
+    cpu = show(server["id"])
+    assert cpu.domain in _domains(NODES[0])
+    assert allocations(server["id"])
+    delete(server)
+    assert all(cpu.domain not in _domains(n) for n in NODES)
+    assert not allocations(server["id"])
+
+
+@pytest.mark.long
+def test_a_cpu_model_change_of_one_node_reaches_its_new_servers(dev_copy: Stack, servers: list[Any]) -> None:
+    dev_copy.cli("config", "set", "--path", NODE0_CONFIG, "[libvirt]\ncpu_mode = custom\ncpu_models = Nehalem\n")
+    dev_copy.cli("up", "--yes", "--skip-preview")
+    server = eventually(lambda: _try_boot(NODES[0]), bool, seconds=120, interval=10)
+    assert server is not None
+    servers.append((server, "openstack"))
+    cpu = show(server["id"])
+    assert (cpu.mode, cpu.model) == ("custom", "Nehalem"), cpu
+
+
+def _try_boot(host: str) -> dict[str, Any] | None:
+    """A server on `host`, or None while the restarted nova-compute is not up yet."""
+    try:
+        return boot(host)
+    except AssertionError:
+        return None
+
