@@ -29,10 +29,27 @@ while read -r name ip; do
   # (ssh reads no stdin: the loop's list is on it)
   addr=$("$here/ssh.sh" "$name" "getent ahostsv4 $(shq "$host") | awk 'NR == 1 {print \$1}'" </dev/null)
   [ -n "$addr" ] || die "$name cannot resolve $host (dataplane.ovn.sbConnection of stack $stack)"
-  "$here/ssh.sh" "$name" "ovs-vsctl set open_vswitch . \
+  # The chassis is named after the node. ovs-ctl sets system-id from system-id.conf at every start
+  # of Open vSwitch (a random one on the first), before ovn-controller starts: with the name there,
+  # a node that boots again comes back as the same chassis.
+  "$here/ssh.sh" "$name" "echo $name > /etc/openvswitch/system-id.conf && ovs-vsctl set open_vswitch . \
     external_ids:ovn-remote=tcp:$addr:$port external_ids:ovn-encap-type=geneve \
     external_ids:ovn-encap-ip=$ip external_ids:system-id=$name external_ids:hostname=$name \
     external_ids:ovn-bridge-datapath-type=netdev" </dev/null
+  # A record of this node under another chassis name (it booted with a random system-id) holds the
+  # node's tunnel address, which the database keeps unique: ovn-controller could never register the
+  # name (it retries without end). Drop it, then start ovn-controller and the metadata agent again
+  # (each reads system-id when it starts).
+  stale=$("$here/ssh.sh" "$name" "ovn-sbctl --db=tcp:$addr:$port --timeout=30 --bare --columns=name \
+    find Chassis hostname=$(shq "\"$name\"")" </dev/null | grep -vxF -e "$name" -e '' || true)
+  if [ -n "$stale" ]; then
+    for old in $stale; do
+      "$here/ssh.sh" "$name" "ovn-sbctl --db=tcp:$addr:$port --timeout=30 chassis-del $(shq "$old")" </dev/null
+    done
+    "$here/ssh.sh" "$name" "systemctl restart ovn-controller.service && \
+      systemctl try-restart edpm_ovn_metadata_agent.service" </dev/null
+    note "$name: chassis $(echo "$stale" | tr '\n' ' ')replaced by $name"
+  fi
   # the metadata agent reaches Open vSwitch's database at [ovs] ovsdb_connection, tcp:127.0.0.1:6640
   "$here/ssh.sh" "$name" "ovs-vsctl set-manager ptcp:6640:127.0.0.1" </dev/null
 done < <(python3 -c 'import json, sys

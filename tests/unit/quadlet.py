@@ -30,7 +30,8 @@ def role_vars(role: str) -> dict[str, Any]:
 
 
 def _units_key(role: str) -> str | None:
-    return next((key for key in role_vars(role) if key.endswith("_quadlet_units")), None)
+    key = f"{role}_quadlet_units"
+    return key if key in role_vars(role) else None
 
 
 # The roles that run containers: each names its units in vars/main.yml (`<role>_quadlet_units`)

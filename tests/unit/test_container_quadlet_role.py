@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.nativetypes
 import pytest
 import yaml
 
@@ -124,6 +125,17 @@ def test_a_stopped_service_leaves_no_failed_state_behind() -> None:
     assert reset["loop"] == "{{ edpm_container_quadlet_unit_files.results | selectattr('stat.exists') }}"
 
 
+def _with_role_vars(facts: dict[str, Any]) -> dict[str, Any]:
+    """`facts` and the role's vars/main.yml, derived from them as Ansible templates them (to values)."""
+    env = jinja2.nativetypes.NativeEnvironment(undefined=jinja2.StrictUndefined)
+    env.tests["match"] = lambda value, pattern: re.match(pattern, value) is not None
+    derived = yaml.safe_load((ROLES / "edpm_container_quadlet" / "vars" / "main.yml").read_text())
+    result = dict(facts)
+    for name, template in derived.items():
+        result[name] = env.from_string(template.strip()).render(result)
+    return result
+
+
 def test_the_mounted_directories_under_run_are_made_again_at_every_boot() -> None:
     """/run is a tmpfs: the agent's /run/netns is gone after a reboot, and its unit would not start
     (a refresh found the node drifted after every restart); systemd-tmpfiles makes it at boot."""
@@ -139,11 +151,12 @@ def test_the_mounted_directories_under_run_are_made_again_at_every_boot() -> Non
                  {**v, "host": v["host"].replace("{{ edpm_neutron_metadata_agent_lib_dir }}", "/var/lib/neutron")}
                  for v in agent["edpm_neutron_metadata_quadlet_volumes"]],
              "edpm_container_quadlet_directories": [], "edpm_container_quadlet_tmpfiles_dir": "/etc/tmpfiles.d"}
+    facts = _with_role_vars(facts)
     copy = task["ansible.builtin.copy"]
     assert env.from_string(copy["dest"]).render(facts) == "/etc/tmpfiles.d/edpm_ovn_metadata_agent.conf"
     assert env.from_string(copy["content"]).render(facts) == "d /run/netns 0755 root root -\n"
     assert env.from_string("{{ " + task["when"] + " }}").render(facts) == "True"
     # nova's units mount nothing under /run that the role makes: no file
-    nova = {**facts, "edpm_container_quadlet_volumes": [{"host": "/var/lib/nova", "create": "directory"},
-                                                        {"host": "/run/libvirt", "create": ""}]}
+    nova = _with_role_vars({**facts, "edpm_container_quadlet_volumes": [
+        {"host": "/var/lib/nova", "create": "directory"}, {"host": "/run/libvirt", "create": ""}]})
     assert env.from_string("{{ " + task["when"] + " }}").render(nova) == "False"
