@@ -187,12 +187,17 @@ prepare_node_dir() { # index rootfs store
   [ -s "$d/machine-id" ] || od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$d/machine-id"
 }
 
-# What makes the node itself, written into its layer at every start.
-write_identity() { # index root
-  local n r=$2 k; n=$(node_name "$1")
+# What makes the node itself, written into its layer at every start. Every node's
+# name resolves on every node, as the data-plane network's DNS answers for them
+# upstream (nova migrates to a compute by its host name).
+write_identity() { # index root count
+  local n r=$2 k i; n=$(node_name "$1")
   echo "$n" >"$r/etc/hostname"
   { cat "$(node_dir "$1")/machine-id"; echo; } >"$r/etc/machine-id"
-  printf '127.0.0.1 localhost\n::1 localhost\n%s %s\n' "$(node_ip "$1")" "$n" >"$r/etc/hosts"
+  {
+    printf '127.0.0.1 localhost\n::1 localhost\n'
+    for ((i = 0; i < $3; i++)); do printf '%s %s\n' "$(node_ip "$i")" "$(node_name "$i")"; done
+  } >"$r/etc/hosts"
   printf 'nameserver %s\nsearch %s.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n' \
     "$CLUSTER_DNS" "$DNS_NAMESPACE" >"$r/etc/resolv.conf"
   install -m 600 "$(node_dir "$1")/ssh_host_ed25519_key" "$r/etc/ssh/ssh_host_ed25519_key"
@@ -221,10 +226,10 @@ setup_netns() { # index
 # its own in every hierarchy (nspawn takes its place from there). A host's root
 # manages its network (podman's per-container namespaces, Open vSwitch's ports)
 # and locks memory (ovs-vswitchd --mlockall): nspawn grants neither by itself.
-boot_node() { # index rootfs store
+boot_node() { # index rootfs store count
   local n d r m procs=(); n=$(node_name "$1"); d=$(node_dir "$1"); r=$d/root
   mountpoint -q "$r" || mount -t overlay overlay -o "lowerdir=$2,upperdir=$d/upper,workdir=$d/work" "$r"
-  write_identity "$1" "$r"
+  write_identity "$1" "$r" "$4"
   for m in $(cgroup_mounts); do
     mkdir -p "$m/$CGROUP/$n"
     if [ -f "$m/cpuset.cpus" ]; then
@@ -234,6 +239,10 @@ boot_node() { # index rootfs store
     procs+=("$m/$CGROUP/$n/cgroup.procs")
   done
   : >"$d/console.log"
+  # QEMU's post-copy migration (nova's live_migration_permit_post_copy, on as upstream has it)
+  # needs userfaultfd: unprivileged QEMU gets it from /dev/userfaultfd, as on a RHEL 9 host
+  local devices=(--bind=/dev/net/tun)
+  if [ -c /dev/userfaultfd ]; then devices+=(--bind=/dev/userfaultfd); fi
   # shellcheck disable=SC2016  # $$ and $@ are for the inner sh
   SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 setsid nohup sh -c '
     pidfile=$1; shift
@@ -245,7 +254,7 @@ boot_node() { # index rootfs store
       "--system-call-filter=@keyring bpf" --capability=CAP_NET_ADMIN,CAP_IPC_LOCK \
       "--bind=$d/containers:/var/lib/containers" "--bind-ro=$3:/var/lib/shared-images" \
       "--bind=$d/nova-state:/var/lib/nova" \
-      --bind=/dev/net/tun \
+      "${devices[@]}" \
     </dev/null >>"$d/console.log" 2>&1 9>&- &
 }
 
@@ -333,7 +342,7 @@ cmd_start() {
   for ((i = 0; i < count; i++)); do
     prepare_node_dir "$i" "$rootfs" "$store"
     setup_netns "$i"
-    boot_node "$i" "$rootfs" "$store"
+    boot_node "$i" "$rootfs" "$store" "$count"
   done
   write_known_hosts "$count"
   for ((i = 0; i < count; i++)); do

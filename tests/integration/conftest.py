@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.local_env import ROOT, node, openstack, pulumi, run, up
+from tests.integration.local_env import ROOT, node, nova_manage, openstack, pulumi, run, up
+from tests.integration.nova_compute import eventually, mapped_hosts
 from tests.integration.stacks import Stack, copy_of
+
+NODES = ("edpm-compute-0", "edpm-compute-1")
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +40,7 @@ def dev_copy(tmp_path: Path, dev_stack: str) -> Iterator[Stack]:
         yield stack
 
 
-def forget_other_computes(namespace: str, nodes: tuple[str, ...] = ("edpm-compute-0", "edpm-compute-1")) -> None:
+def forget_other_computes(namespace: str, nodes: tuple[str, ...] = NODES) -> None:
     """The nodes move between two stacks and keep nova's compute_id (their /var/lib/nova), as a
     compute keeps it across a reinstall: a record of one of them that another compute_id left in
     this stack's cell (an earlier layout of the nodes) would make nova-compute refuse to start
@@ -56,15 +59,35 @@ def forget_other_computes(namespace: str, nodes: tuple[str, ...] = ("edpm-comput
                           namespace=namespace, want_json=False)
 
 
+def map_again(namespace: str, hosts: tuple[str, ...] = NODES) -> None:
+    """What an operator runs after deleting a compute's record and starting it again: the stack's
+    discovery Job ran when the hosts were new to it (it maps them or fails the up), and a deleted
+    record took its host mapping along. nova-compute registers its record a while after it starts."""
+    if set(hosts) <= set(mapped_hosts(namespace)):
+        return
+
+    def discovered() -> dict[str, str]:
+        nova_manage("cell_v2", "discover_hosts", "--by-service", namespace=namespace)
+        return mapped_hosts(namespace)
+
+    mapped = eventually(discovered, lambda m: set(hosts) <= set(m), seconds=300, interval=10)
+    assert set(hosts) <= set(mapped), mapped
+
+
 @pytest.fixture(scope="module")
 def ci_stack(dev_stack: str) -> Iterator[str]:
     """The CI example stack on the same nodes, once for the module that uses it; afterwards dev is
     refreshed (drift found) and applied again."""
     pulumi("stack", "select", "--create", "ci-live-migration")
     run(str(ROOT / "devenv" / "neighbours.sh"), "ci-live-migration")
+    for name in NODES:
+        guests = node(name, "virsh -c qemu:///system list --all --name").stdout.split()
+        # nova-compute refuses to start as a new service on a hypervisor with instances
+        assert not guests, f"{name} holds guests of another stack, delete its servers first: {guests}"
     forget_other_computes("openstack-lm")
     # The nodes may hold another stack's files since this stack's last run: refresh finds that.
     up("ci-live-migration", refresh=True)
+    map_again("openstack-lm")
     yield "ci-live-migration"
     # the nodes are chassis of dev's OVN again
     run(str(ROOT / "devenv" / "chassis.sh"), dev_stack)

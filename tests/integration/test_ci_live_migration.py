@@ -14,7 +14,7 @@ import pytest
 from tests.integration.local_env import node, openstack
 from tests.integration.nova_compute import compute_services, eventually, in_compute, option_dump
 from tests.integration.test_dataplane import NODES, nova_conf, stat
-from tests.integration.test_servers import MICROVERSION, _domains, boot, servers
+from tests.integration.test_servers import MICROVERSION, Servers, _domains, servers
 from tools.nova_catalog import NAMESPACES
 from tools.server_cpu import ServerCpu, show
 
@@ -50,7 +50,8 @@ def test_ci_live_migration_snippet_reaches_nova_compute_on_both_nodes(ci_stack: 
         assert dumped == ["custom"], (name, dumped)
         assert option_dump(name, "libvirt.cpu_models") == ["['Nehalem']"], name
         # a compute restarted by this run reports "up" at its first heartbeat
-        state = eventually(lambda: compute_services("openstack-lm")[name]["State"], lambda s: s == "up")  # noqa: B023
+        state = eventually(lambda: compute_services("openstack-lm").get(name, {}).get("State"),  # noqa: B023
+                           lambda s: s == "up")
         assert state == "up", name
 
 
@@ -90,10 +91,9 @@ def _migrate(server: dict[str, Any], to: str, namespace: str) -> ServerCpu:
     return show(server["id"], namespace)
 
 
-def test_live_migration_both_ways_with_the_ci_jobs_cpu_model(ci_stack: str, servers: list[Any]) -> None:
+def test_live_migration_both_ways_with_the_ci_jobs_cpu_model(ci_stack: str, servers: Servers) -> None:
     namespace = "openstack-lm"
-    server = boot(NODES[0], namespace)
-    servers.append((server, namespace))
+    server = servers.boot(NODES[0], namespace)
     cpu = show(server["id"], namespace)
     # the journey's end: the CI job's snippet, as the hypervisor runs the guest
     assert (cpu.host, cpu.mode, cpu.model) == (NODES[0], "custom", "Nehalem"), cpu

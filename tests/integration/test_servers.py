@@ -39,10 +39,10 @@ def _ensure_flavor(namespace: str) -> None:
         openstack("flavor", "create", "--vcpus", "1", "--ram", "128", "--disk", "1", FLAVOR, namespace=namespace)
 
 
-def boot(host: str, namespace: str = "openstack") -> dict[str, Any]:
+def boot(host: str, namespace: str = "openstack", name: str | None = None) -> dict[str, Any]:
     """A server scheduled to `host` (through the scheduler, as an admin may ask), once ACTIVE."""
     _ensure_flavor(namespace)
-    name = f"demo-{host}-{uuid.uuid4().hex[:6]}"
+    name = name or f"demo-{host}-{uuid.uuid4().hex[:6]}"
     openstack("--os-compute-api-version", MICROVERSION, "server", "create", "--flavor", FLAVOR, "--image", IMAGE,
               "--nic", "none", "--host", host, "--wait", name, namespace=namespace)
     return openstack("server", "show", name, namespace=namespace)
@@ -56,19 +56,39 @@ def allocations(server_id: str, namespace: str = "openstack") -> Any:
     return openstack("resource", "provider", "allocation", "show", server_id, namespace=namespace)
 
 
+class Servers:
+    """The servers a test boots. Each is named before it is asked for, so one whose boot failed
+    halfway (an error while waiting, a server in ERROR) is deleted afterwards too: a domain left
+    on a node stops another stack's nova-compute from starting there."""
+
+    def __init__(self) -> None:
+        self.named: list[tuple[str, str]] = []
+        self.booted: list[dict[str, Any]] = []
+
+    def boot(self, host: str, namespace: str = "openstack") -> dict[str, Any]:
+        name = f"demo-{host}-{uuid.uuid4().hex[:6]}"
+        self.named.append((name, namespace))
+        server = boot(host, namespace, name)
+        self.booted.append(server)
+        return server
+
+    def delete_all(self) -> None:
+        for name, namespace in self.named:
+            for server in openstack("server", "list", "--name", f"^{name}$", namespace=namespace):
+                delete({"id": server["ID"]}, namespace)
+
+
 @pytest.fixture()
-def servers() -> Iterator[list[tuple[dict[str, Any], str]]]:
-    """Servers a test boots (with their namespace), deleted afterwards."""
-    booted: list[tuple[dict[str, Any], str]] = []
+def servers() -> Iterator[Servers]:
+    """Servers a test boots, deleted afterwards."""
+    booted = Servers()
     yield booted
-    for server, namespace in booted:
-        delete(server, namespace)
+    booted.delete_all()
 
 
-def test_a_server_boots_in_each_cell_on_that_cells_compute(dev_stack: str, servers: list[Any]) -> None:
+def test_a_server_boots_in_each_cell_on_that_cells_compute(dev_stack: str, servers: Servers) -> None:
     for host in NODES:
-        server = boot(host)
-        servers.append((server, "openstack"))
+        server = servers.boot(host)
         assert (server["status"], server["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", host), server
         # the domain nova named runs in that node's libvirt, and in no other
         cpu = show(server["id"])
@@ -81,13 +101,13 @@ def test_a_server_boots_in_each_cell_on_that_cells_compute(dev_stack: str, serve
         assert defined == ("host-model", None), defined
         assert cpu.mode == "custom" and cpu.model, cpu
     # nova's cell mappings: each server in its compute's cell
-    for server, _ in servers:
+    for server in servers.booted:
         mapped = openstack("server", "show", server["id"])
         assert mapped["OS-EXT-SRV-ATTR:host"] in CELL_OF
 
 
-def test_deleting_servers_leaves_no_domain_and_no_allocation(dev_stack: str) -> None:
-    server = boot(NODES[0])
+def test_deleting_servers_leaves_no_domain_and_no_allocation(dev_stack: str, servers: Servers) -> None:
+    server = servers.boot(NODES[0])
     cpu = show(server["id"])
     assert cpu.domain in _domains(NODES[0])
     assert allocations(server["id"])
@@ -97,20 +117,19 @@ def test_deleting_servers_leaves_no_domain_and_no_allocation(dev_stack: str) -> 
 
 
 @pytest.mark.long
-def test_a_cpu_model_change_of_one_node_reaches_its_new_servers(dev_copy: Stack, servers: list[Any]) -> None:
+def test_a_cpu_model_change_of_one_node_reaches_its_new_servers(dev_copy: Stack, servers: Servers) -> None:
     dev_copy.cli("config", "set", "--path", NODE0_CONFIG, "[libvirt]\ncpu_mode = custom\ncpu_models = Nehalem\n")
     dev_copy.cli("up", "--yes", "--skip-preview")
-    server = eventually(lambda: _try_boot(NODES[0]), bool, seconds=120, interval=10)
+    server = eventually(lambda: _try_boot(servers, NODES[0]), bool, seconds=120, interval=10)
     assert server is not None
-    servers.append((server, "openstack"))
     cpu = show(server["id"])
     assert (cpu.mode, cpu.model) == ("custom", "Nehalem"), cpu
 
 
-def _try_boot(host: str) -> dict[str, Any] | None:
+def _try_boot(servers: Servers, host: str) -> dict[str, Any] | None:
     """A server on `host`, or None while the restarted nova-compute is not up yet."""
     try:
-        return boot(host)
+        return servers.boot(host)
     except AssertionError:
         return None
 
