@@ -153,6 +153,12 @@ def test_migration_over_ssh_uses_the_migration_key_where_kolla_puts_it(settings:
     copies = {c["source"].rsplit("/", 1)[1]: c["dest"] for c in json.loads(files["nova-compute-config.json"])[
         "config_files"]}
     assert parse_qs(uri.query) == {"keyfile": [copies["ssh-privatekey"]]}
+    # upstream's: post-copy (QEMU needs userfaultfd on the host) and auto-converge, forced at the timeout
+    libvirt = ini(files["01-nova.conf"])["libvirt"]
+    assert {k: libvirt[k] for k in ("live_migration_permit_post_copy", "live_migration_permit_auto_converge",
+                                    "live_migration_timeout_action")} == {
+        "live_migration_permit_post_copy": "true", "live_migration_permit_auto_converge": "true",
+        "live_migration_timeout_action": "force_complete"}
 
 
 def test_compute_config_is_not_made_for_cell0(settings: Settings, creds: Credentials) -> None:
