@@ -66,7 +66,8 @@ def option_dump(name: str, option: str) -> list[str]:
     if running is None:
         return []
     # <date> <time> <pid> DEBUG nova.cmd.compute [-] libvirt.cpu_mode   = custom log_opt_values ...
-    line = re.compile(rf"^\S+ \S+ {running['pid']} DEBUG \S+ \[-\] {re.escape(option)}\s+= (.*) log_opt_values ",
+    # (nova 27 dumps from oslo_service.service, in a request's context: [None req-... - - - - - -])
+    line = re.compile(rf"^\S+ \S+ {running['pid']} DEBUG \S+ \[[^]]*\] {re.escape(option)}\s+= (.*) log_opt_values ",
                       re.M)
     return line.findall(node(name, f"journalctl --no-pager -o cat CONTAINER_ID_FULL={running['id']}").stdout)
 
