@@ -11,6 +11,7 @@ import os
 import sys
 
 import openstack
+import openstack.config
 
 CONFIG_DIR = os.environ.get("REGISTRATION_CONFIG_DIR", "/var/lib/openstack/config")
 
@@ -18,7 +19,11 @@ CONFIG_DIR = os.environ.get("REGISTRATION_CONFIG_DIR", "/var/lib/openstack/confi
 def main() -> int:
     with open(os.path.join(CONFIG_DIR, "keystone-registration.json")) as f:
         want = json.load(f)
-    conn = openstack.connect(cloud="nova")
+    # nova's region may be one Keystone itself is not listed in (a region of its own, as the
+    # real-cluster guide makes): Keystone is reached where the service user authenticates,
+    # not looked up in the catalog under nova's region.
+    auth_url = openstack.config.OpenStackConfig().get_one(cloud="nova").auth["auth_url"]
+    conn = openstack.connect(cloud="nova", identity_endpoint_override=auth_url)
     identity = conn.identity
     services = [s for s in identity.services() if s.type == want["type"] and s.name == want["name"]]
     if services:
