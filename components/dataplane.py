@@ -125,17 +125,19 @@ class EdpmNodeSet(pulumi.ComponentResource):
         super().__init__(self.TYPE, name, {}, opts)
         self._node_set = node_set
         self._shared = _SharedInputs()
-        self._mounted = mounted = mounted or no_files()
+        mounted = mounted or no_files()
         template = node_set.node_template
         key = (template.ssh_private_key.reveal() if template.ssh_private_key is not None
                else _read(template.ssh_private_key_file))
         self._ssh_key = pulumi.Output.secret(key)
         # runs[node][service]: the node's marker first, then its services in order, each after the one before
         self.runs: dict[str, dict[str, PlaybookRun]] = {}
+        # what each service draws on, the same for every node of the node set
+        self._contexts = [(service, NodeSetContext(node_set, stack_part, mounted))
+                          for service, stack_part in ((MARKER, None), *services)]
         for node in node_set.nodes:
             previous: PlaybookRun | None = None
-            for service, stack_part in ((MARKER, None), *services):
-                context = NodeSetContext(node_set, stack_part, mounted)
+            for service, context in self._contexts:
                 previous = self._run(node, service, context, previous)
                 self.runs.setdefault(node.name, {})[service.name] = previous
         self.deployed_hashes = self._per_run(lambda r: r.deployed_hash, include_marker=False)

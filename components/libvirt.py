@@ -59,8 +59,8 @@ class LibvirtSecrets(pulumi.ComponentResource):
         that get a certificate of the stack's libvirt CA (none: no CA)."""
         super().__init__("openstack-nova:dataplane:LibvirtSecrets", name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
-        given = password
-        password_output = secret_or_generated(given.reveal() if given is not None else None, f"{name}-password", self)
+        password_output = secret_or_generated(password.reveal() if password is not None else None,
+                                              f"{name}-password", self)
         self._target = target
         self._secret(name, names.LIBVIRT_SECRET, {names.LIBVIRT_PASSWORD_KEY: password_output})
         tls: dict[str, pulumi.Output[dict[str, str]]] = {}

@@ -19,7 +19,7 @@ from components.settings import MountPoint, Node, RunsBefore, ServiceSpec
 if TYPE_CHECKING:
     from .context import NodeSetContext, StackContext
 
-__all__ = ["Derived", "EdpmService", "MountPoint", "RunInputs", "RunsBefore", "ServiceSpec", "derive"]
+__all__ = ["Derived", "EdpmService", "MountPoint", "RunInputs", "RunsBefore", "ServiceSpec", "derive", "merged"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,6 +36,11 @@ class Derived:
 
 def derive(make: Callable[..., Any], *parts: Any, secret: bool | None = None) -> Derived:
     return Derived(make, parts, secret)
+
+
+def merged(files: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """`files` with `extra` over them: what a service derives when it adds a node's own files."""
+    return {**files, **extra}
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.local_env import ROOT, node, nova_manage, openstack, pulumi, run, up
+from tests.integration.local_env import NODES, ROOT, node, nova_manage, openstack, pulumi, run, up
 from tests.integration.nova_compute import eventually, mapped_hosts
 from tests.integration.stacks import Stack, copy_of
-
-NODES = ("edpm-compute-0", "edpm-compute-1")
 
 
 @pytest.fixture(scope="session")

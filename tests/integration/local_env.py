@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+# the test nodes the local environment starts by default (devenv/nodes.sh)
+NODES = ("edpm-compute-0", "edpm-compute-1")
 
 
 def _local_env() -> dict[str, str]:

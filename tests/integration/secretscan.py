@@ -20,8 +20,6 @@ import yaml
 from tests.integration.local_env import ENV, ROOT, SECRET_SIG, kubectl_json, revealed, run
 from tests.integration.stacks import Stack
 
-NODES = ("edpm-compute-0", "edpm-compute-1")
-
 
 def plain_secrets(stack: Stack) -> set[str]:
     """Every secret the stack made or was given: generated passwords and the shared secret

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
-from tests.integration.local_env import node, pulumi, run, up
+from tests.integration.local_env import NODES, node, pulumi, run, up
 from tests.integration.nova_compute import compute_process, eventually, in_compute
 from tests.integration.stacks import Stack, name_of, type_of
 from tests.integration.test_dataplane import nova_conf, stat
@@ -23,7 +23,6 @@ from tests.integration.test_dataplane import nova_conf, stat
 # Longer than CI's budget allows: `make test-long` runs these (README, "The two commands").
 pytestmark = pytest.mark.long
 
-NODES = ("edpm-compute-0", "edpm-compute-1")
 NAMESPACE = "openstack"
 FSID = "6a1b2c3d-0000-4000-8000-000000000001"
 CEPH_CONF = f"[global]\nfsid = {FSID}\nmon_host = 192.0.2.1\n"

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.local_env import ROOT, node, up
+from tests.integration.local_env import NODES, ROOT, node, up
 from tests.integration.nova_compute import compute_process, eventually, in_compute
 from tests.integration.stacks import Stack
 
-NODES = ("edpm-compute-0", "edpm-compute-1")
 NODE0_PATH = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0"
 NOVA_IDS, LIBVIRT_GID = "42436:42436", "42473"
 WRAPPER = ROOT / "ansible" / "roles" / "edpm_nova" / "files" / "run-on-host"

@@ -26,6 +26,7 @@ from components.render import LIBVIRT_DAEMONS, AgentLayout, libvirt_config_files
 from components.settings import Ovn
 from tests.integration.local_env import (
     ENV,
+    NODES,
     ROOT,
     kubectl_json,
     node,
@@ -39,7 +40,6 @@ from tests.integration.local_env import (
 from tests.integration.nova_compute import eventually, in_compute
 from tests.integration.stacks import Stack
 
-NODES = ("edpm-compute-0", "edpm-compute-1")
 NODE0_PATH = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0"
 
 

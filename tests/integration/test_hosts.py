@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from tests.integration.local_env import ROOT, node
-
-NODES = ("edpm-compute-0", "edpm-compute-1")
+from tests.integration.local_env import NODES, ROOT, node
 
 
 def _show(name: str, unit: str, prop: str) -> list[str]:

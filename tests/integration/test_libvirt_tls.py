@@ -18,14 +18,13 @@ import yaml
 from cryptography import x509
 
 from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
-from tests.integration.local_env import kubectl_json, node, pulumi, up
+from tests.integration.local_env import NODES, kubectl_json, node, pulumi, up
 from tests.integration.stacks import Stack
 from tests.integration.test_dataplane import nova_conf
 
 # Longer than CI's budget allows: `make test-long` runs these (README, "The two commands").
 pytestmark = pytest.mark.long
 
-NODES = ("edpm-compute-0", "edpm-compute-1")
 ADDRESSES = {"edpm-compute-0": "192.168.122.100", "edpm-compute-1": "192.168.122.101"}
 NAMESPACE = "openstack"
 TLS_FILES = {

@@ -20,14 +20,13 @@ import pytest
 import yaml
 
 from components.k8s import CONFIG_HASH_ANNOTATION
-from tests.integration.local_env import ENV, ROOT, cluster, kubectl_json, node, openstack, run, up
+from tests.integration.local_env import ENV, NODES, ROOT, cluster, kubectl_json, node, openstack, run, up
 from tests.integration.nova_compute import eventually
 from tests.integration.stacks import Stack
 
 # Longer than CI's budget allows: `make test-long` runs these (README, "The two commands").
 pytestmark = pytest.mark.long
 
-NODES = ("edpm-compute-0", "edpm-compute-1")
 RUNS_LOG = "/var/lib/openstack/slow-runs.log"
 # A custom service that takes a while and logs on the node when each run starts and ends.
 SLOW_PLAYBOOK = f"""\

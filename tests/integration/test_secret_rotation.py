@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 from components.render import config_hash
-from tests.integration.local_env import changes_of, node, revealed, stack_output
+from tests.integration.local_env import NODES, changes_of, node, revealed, stack_output
 from tests.integration.secretscan import (
-    NODES,
     ArgvSampler,
     ansible_logs,
     config_secrets,

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.local_env import ENV, ROOT, changes_of, node, revealed
+from tests.integration.local_env import ENV, NODES, ROOT, changes_of, node, revealed
 from tests.integration.secretscan import (
-    NODES,
     ArgvSampler,
     ansible_logs,
     leaks,

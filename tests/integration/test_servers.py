@@ -13,12 +13,11 @@ from typing import Any
 
 import pytest
 
-from tests.integration.local_env import node, openstack
+from tests.integration.local_env import NODES, node, openstack
 from tests.integration.nova_compute import eventually
 from tests.integration.stacks import Stack
 from tools.server_cpu import domain_cpu, show
 
-NODES = ("edpm-compute-0", "edpm-compute-1")
 CELL_OF = {"edpm-compute-0": "cell1", "edpm-compute-1": "cell2"}
 NODE0_CONFIG = "dataplane.nodeSets.edpm-compute.nodes.edpm-compute-0.customServiceConfig.nova"
 # uploaded by the environment (devenv/neighbours): a blank raw disk, the

@@ -531,8 +531,9 @@ def test_each_run_records_the_roles_it_runs_with(mocks: RecordingMocks, tmp_path
 
 
 def _alike_and_not(tmp_path: Any) -> dict[str, Any]:
-    """Node set `plain`: n0 and n1 alike (cell1, no snippet), n2 with a public snippet, n3 in cell2,
-    n4 with a secret snippet; node set `tls` (TLS): t0 and t1, in cell1."""
+    """The node sets, by name, of a data plane with node set `plain`: n0 and n1 alike (cell1, no
+    snippet), n2 with a public snippet, n3 in cell2, n4 with a secret snippet; node set `tls` (TLS):
+    t0 and t1, in cell1."""
     from components.edpm.context import ControlPlaneFiles
 
     key = tmp_path / "id"
@@ -553,25 +554,22 @@ def _alike_and_not(tmp_path: Any) -> dict[str, Any]:
     files = ControlPlaneFiles(compute_configs=configs, metadata_configs={None: pulumi.Output.secret({"m": "m"})})
     from components.dataplane import EdpmDataPlane
 
-    data_plane = EdpmDataPlane(s, files)
-    return {"data_plane": data_plane, **{node_set.node_set_name: node_set for node_set in data_plane.node_sets}}
+    return {node_set.node_set_name: node_set for node_set in EdpmDataPlane(s, files).node_sets}
 
 
 @pulumi.runtime.test
 def test_nodes_alike_share_one_output_of_their_files_and_others_get_their_own(
         mocks: RecordingMocks, tmp_path: Any) -> pulumi.Output[Any]:
-    from components.edpm.context import NodeSetContext
     from components.edpm.registry import builtin_services
     from components.render import host_specific_conf
 
     sets = _alike_and_not(tmp_path)
-    data_plane = sets.pop("data_plane")
     nova, libvirt = (next(s for s in builtin_services() if s.name == name) for name in ("nova", "libvirt"))
 
     def inputs(node_set: str, service: Any) -> dict[str, Any]:
         """Each node's inputs of `service`, as the node set's runs got them (its Outputs made once)."""
         ns = sets[node_set]
-        context = NodeSetContext(ns._node_set, data_plane.stack_parts[service.name], ns._mounted)
+        context = next(c for s, c in ns._contexts if s.name == service.name)
         made = {n.name: service.node_inputs(context, n) for n in ns._node_set.nodes}
         return {name: dataclasses.replace(i, files=ns._shared.resolve(i.files),
                                           public_files=ns._shared.resolve(i.public_files))

@@ -1,8 +1,8 @@
 """An existing stack previews with no changes after a change of the program's structure: the whole
 program under mocks registers the same resources (URN, type, parent, dependencies, provider, aliases)
 with the same inputs as the recording in tests/unit/data/program_shape/, made from the program before
-its EDPM services became one unit each (tests/unit/program_shape.py says how to record again, for a
-change that means to change the stack)."""
+its EDPM services became one unit each and recorded again only for changes meant to change the stack
+(the Keystone registration script's text, cf4f740; tests/unit/program_shape.py says how)."""
 
 from __future__ import annotations
 

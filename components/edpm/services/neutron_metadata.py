@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pulumi
 
 from components.edpm.context import NodeSetContext, StackContext, with_secret_files
-from components.edpm.service import EdpmService, RunInputs, derive
+from components.edpm.service import EdpmService, RunInputs, derive, merged
 from components.render import agent_layout, neutron_metadata_agent_files, neutron_metadata_extra_files
 from components.settings import NEUTRON_METADATA, Node, Ovn, ServiceSpec, Settings
 from components.settings.agentvars import IMAGE as AGENT_IMAGE_VAR
@@ -58,10 +58,6 @@ def _check(settings: Settings) -> Iterator[tuple[Path, str]]:
                        f"or nova.cellTemplates.{node.cell}.metadataServiceTemplate")
 
 
-def _with_extra(files: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
-    return {**files, **extra}
-
-
 def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
     node_set = context.node_set
     agent: NeutronMetadataAgent = context.stack
@@ -73,7 +69,7 @@ def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
     # Shown in preview line by line: all but nova's 05-nova-metadata.conf (the shared secret)
     # and snippets that set secret options.
     public = {**neutron_metadata_agent_files(layout, agent.ovn), **neutron_metadata_extra_files(node_set, node)}
-    return RunInputs(files=derive(_with_extra, metadata, secret_extra) if secret_extra else metadata,
+    return RunInputs(files=derive(merged, metadata, secret_extra) if secret_extra else metadata,
                      public_files=public,
                      variables=with_secret_files(context.secret_file_names(node, SECRET_FILES_VAR), SECRET_FILES_VAR,
                                                  list(secret_extra)),

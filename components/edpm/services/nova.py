@@ -18,7 +18,7 @@ from typing import Any
 import pulumi
 
 from components.edpm.context import NodeSetContext, StackContext, with_secret_files
-from components.edpm.service import EdpmService, RunInputs, derive
+from components.edpm.service import EdpmService, RunInputs, derive, merged
 from components.edpm.services import ceph_client
 from components.migrationkey import NovaMigrationSSHKey
 from components.render import (
@@ -103,10 +103,6 @@ def _taken(files: dict[str, str], own_public: frozenset[str]) -> set[str]:
     return set(files) | own_public
 
 
-def _merged(files: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
-    return {**files, **extra}
-
-
 def _with_mounted(files: dict[str, str], mounted: dict[str, str], taken: set[str]) -> dict[str, str]:
     return {**files, **_not_taken(mounted, taken)}
 
@@ -127,10 +123,10 @@ def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
     mounted_secret, mounted_public = context.mounted.of(NAME)
     own_files: Any = stack.cell_files[node.cell]
     if secret_extra:
-        own_files = derive(_merged, own_files, secret_extra)
+        own_files = derive(merged, own_files, secret_extra)
     taken = derive(_taken, own_files, frozenset(own_public), secret=False)
     files = derive(_with_mounted, own_files, mounted_secret, taken, secret=True)
-    public = derive(_merged, own_public, derive(_not_taken, mounted_public, taken))
+    public = derive(merged, own_public, derive(_not_taken, mounted_public, taken))
     # the role copies these as it does nova's own secret files (0600, never logged): snippets that set
     # secret options, and a Secret's mounted files
     given = context.secret_file_names(node, SECRET_FILES_VAR)
