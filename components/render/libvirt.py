@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from components.settings.model import QEMU_MAX_FILES, QEMU_MAX_PROCESSES
+from components.settings.model import LIBVIRT_LOG_FILTERS, QEMU_MAX_FILES, QEMU_MAX_PROCESSES, VIRTLOGD_LOG_FILTERS
 
 from .engine import render
 
@@ -40,12 +40,13 @@ _FSID = re.compile(r"^\s*fsid\s*=\s*(\S+)\s*$", re.M)
 _KEY = re.compile(r"^\s*key\s*=\s*(\S+)\s*$", re.M)
 
 
-def _daemon_conf(daemon: str, tls: bool) -> str:
+def _daemon_conf(daemon: str, tls: bool, log_filters: str) -> str:
     if daemon == "virtlogd":
-        return render("libvirt/virtlogd.conf.j2")
+        return render("libvirt/virtlogd.conf.j2", log_filters=VIRTLOGD_LOG_FILTERS)
     # qemu's daemon logs to the journal, the others to their own file
     log_outputs = "2:journald" if daemon == "virtqemud" else f"1:file:/var/log/libvirt/{daemon}.log"
-    return render("libvirt/modular-daemon.conf.j2", daemon=daemon, log_outputs=log_outputs, tls=tls)
+    return render("libvirt/modular-daemon.conf.j2", daemon=daemon, log_filters=log_filters,
+                  log_outputs=log_outputs, tls=tls)
 
 
 def _ports(ports: tuple[int, int]) -> str:
@@ -62,9 +63,10 @@ def firewall_rules(*, tls: bool) -> str:
 
 
 def libvirt_config_files(*, tls: bool, qemu_max_processes: int = QEMU_MAX_PROCESSES,
-                         qemu_max_files: int = QEMU_MAX_FILES) -> dict[str, str]:
+                         qemu_max_files: int = QEMU_MAX_FILES,
+                         log_filters: str = LIBVIRT_LOG_FILTERS) -> dict[str, str]:
     """File name -> content of a compute's libvirt files that hold no secret."""
-    files = {f"{daemon}.conf": _daemon_conf(daemon, tls) for daemon in LIBVIRT_DAEMONS}
+    files = {f"{daemon}.conf": _daemon_conf(daemon, tls, log_filters) for daemon in LIBVIRT_DAEMONS}
     files["qemu.conf"] = render("libvirt/qemu.conf.j2", migration_ports=MIGRATION_PORTS,
                                 max_processes=qemu_max_processes, max_files=qemu_max_files)
     files[SASL_CONF] = render("libvirt/sasl2-libvirt.conf.j2")

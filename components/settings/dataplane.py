@@ -17,6 +17,7 @@ from .errors import Context, Path, did_you_mean, format_path
 from .model import (
     CELL0,
     LIBVIRT,
+    LIBVIRT_LOG_FILTERS,
     NEUTRON_METADATA,
     NOVA,
     CustomService,
@@ -36,6 +37,8 @@ from .services import ServiceSpecs
 from .sshvars import check_ssh_vars
 
 _FILE_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # a ConfigMap/Secret key
+# one of libvirt's log filters: a level (1 debug .. 4 error), then a module name (+: with stack traces)
+_LOG_FILTER = re.compile(r"^[1-4]:\+?[A-Za-z0-9_.*]+$")
 PATH: Path = ("dataplane",)
 # the schema.Dataplane fields read here; any other is a service's own (Dataplane.service_configs)
 _READ_HERE = frozenset({"node_sets", "custom_services", "migration_ssh_key", "ovn", "libvirt"})
@@ -69,6 +72,16 @@ def _run_limits(ctx: Context, path: Path, given: schema.Timeouts) -> RunLimits:
     if given.task > given.run:
         ctx.problem((*path, "task"), f"{given.task}s is longer than the whole run may take (run: {given.run}s)")
     return RunLimits(**dict(given))
+
+
+def _libvirt_log_filters(ctx: Context, path: Path, given: str) -> str:
+    """libvirt's log_filters, checked here since libvirt ignores a filter it cannot read and logs all."""
+    wrong = [item for item in given.split() if not _LOG_FILTER.match(item)]
+    if wrong:
+        ctx.problem(path, f"{' '.join(wrong)} is not a libvirt log filter: give "
+                    f"<level>:<module> items separated by spaces, the level 1 (debug) to 4 (error), "
+                    f"e.g. '{LIBVIRT_LOG_FILTERS}'")
+    return " ".join(given.split())
 
 
 def _ansible_vars(ctx: Context, path: Path, given: dict[str, object]) -> MappingProxyType[str, object]:
@@ -207,6 +220,7 @@ def _node_set(ctx: Context, path: Path, name: str, given: schema.NodeSet, known:
         tls_enabled=given.tls_enabled,
         qemu_max_processes=given.qemu_max_processes,
         qemu_max_files=given.qemu_max_files,
+        libvirt_log_filters=_libvirt_log_filters(ctx, (*path, "libvirtLogFilters"), given.libvirt_log_filters),
     )
 
 

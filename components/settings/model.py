@@ -24,6 +24,10 @@ LIBVIRT = "libvirt"
 # upstream's qemu.conf max_processes (and TripleO's QemuMaxProcesses default)
 QEMU_MAX_PROCESSES = 131072
 QEMU_MAX_FILES = 32768
+# log_filters of libvirt's daemons: warnings and errors only (libvirt's debug level, 1, fills a
+# node's disk); virtlogd names its own module, `logging`
+LIBVIRT_LOG_FILTERS = "3:qemu 3:libvirt 4:object 4:json 4:event 3:util"
+VIRTLOGD_LOG_FILTERS = "3:logging 4:object 4:json 4:event 3:util"
 NOVA = "nova"
 
 
@@ -238,6 +242,8 @@ class NodeSet:
     # qemu.conf's max_processes and max_files (0: libvirt leaves QEMU's inherited limit)
     qemu_max_processes: int = QEMU_MAX_PROCESSES
     qemu_max_files: int = QEMU_MAX_FILES
+    # log_filters of libvirt's modular daemons but virtlogd
+    libvirt_log_filters: str = LIBVIRT_LOG_FILTERS
 
     def mounted_for(self, service: str) -> tuple[MountedFiles, ...]:
         return tuple(m for m in self.mounted_files if m.service == service)

@@ -18,7 +18,15 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, model_validator
 from pydantic.alias_generators import to_camel
 
-from .model import CELL0, QEMU_MAX_FILES, QEMU_MAX_PROCESSES, KubernetesMode, QueueType, RunLimits
+from .model import (
+    CELL0,
+    LIBVIRT_LOG_FILTERS,
+    QEMU_MAX_FILES,
+    QEMU_MAX_PROCESSES,
+    KubernetesMode,
+    QueueType,
+    RunLimits,
+)
 from .releases import RELEASES
 
 _REGISTRY = "quay.io/podified-antelope-centos9"
@@ -231,6 +239,10 @@ class NodeSet(Shape):
     qemu_max_files: int = Field(QEMU_MAX_FILES, ge=0)
     """qemu.conf's max_files: the open-files limit (RLIMIT_NOFILE) libvirt sets on each guest's QEMU;
     0 leaves the one QEMU inherits. Above the node's hard limit libvirt needs CAP_SYS_RESOURCE."""
+    libvirt_log_filters: Text = LIBVIRT_LOG_FILTERS
+    """log_filters of libvirt's daemons virtqemud, virtproxyd, virtnodedevd and virtsecretd: `<level>:<module>`
+    separated by spaces, level 1 (debug) to 4 (error); e.g. "1:qemu 1:libvirt 4:object 4:json 4:event 1:util"
+    while debugging a guest."""
 
 
 class CustomService(Shape):

@@ -278,6 +278,8 @@ def _existing_services(estate: Estate) -> None:
     for template in ("openstack role add --project service --user <service user> admin",
                      "openstack role add --project service --user <service user> service",
                      "openstack region create <region>",
+                     "openstack endpoint create --region <region> identity internal <keystone internal URL>",
+                     "openstack endpoint create --region <region> identity public <keystone public URL>",
                      "openstack endpoint create --region <region> placement internal <placement internal URL>",
                      "openstack endpoint create --region <region> placement public <placement public URL>"):
         argv, _ = guide_command(template, values)

@@ -57,6 +57,19 @@ def test_qemus_process_limit_is_upstreams_or_the_node_sets() -> None:
     assert (given["max_processes"], given["max_files"]) == ("0", "1024")
 
 
+def test_the_daemons_log_warnings_unless_the_node_set_says_otherwise() -> None:
+    warning = "3:qemu 3:libvirt 4:object 4:json 4:event 3:util"
+    modular = ("virtnodedevd", "virtproxyd", "virtqemud", "virtsecretd")
+    files = libvirt_config_files(tls=False)
+    filters = {name: _values(text)["log_filters"] for name, text in files.items() if name.endswith("d.conf")}
+    assert filters == {"virtlogd.conf": '"3:logging 4:object 4:json 4:event 3:util"',
+                       **{f"{d}.conf": f'"{warning}"' for d in modular}}
+    debug = "1:qemu 1:libvirt 4:object 4:json 4:event 1:util"
+    given = libvirt_config_files(tls=False, log_filters=debug)
+    assert {n for n in given if given[n] != files[n]} == {f"{d}.conf" for d in modular}
+    assert {_values(given[n])["log_filters"] for n in given if given[n] != files[n]} == {f'"{debug}"'}
+
+
 def test_with_tls_virtproxyd_listens_for_tls_with_sasl_and_nothing_else_changes() -> None:
     off, on = libvirt_config_files(tls=False), libvirt_config_files(tls=True)
     proxy = _values(on["virtproxyd.conf"])

@@ -698,6 +698,23 @@ def test_tls_is_a_node_sets_and_covers_its_libvirt_nodes() -> None:
         P + "dataplane.nodeSets.edpm-a.tlsEnabled": "expected a boolean (true/false), got a string"}
 
 
+def test_libvirt_log_filters_are_checked_with_their_path() -> None:
+    settings = load(good_config(), secret_keys=ALL_SECRET, catalog=None)
+    assert {s.libvirt_log_filters for s in settings.dataplane.node_sets} == {
+        "3:qemu 3:libvirt 4:object 4:json 4:event 3:util"}
+    debug = "1:qemu  1:+libvirt 4:object 4:json 4:event 1:util.json "
+    given = load(with_change("dataplane.nodeSets.edpm-a.libvirtLogFilters", debug), secret_keys=ALL_SECRET,
+                 catalog=None)
+    assert {s.name: s.libvirt_log_filters for s in given.dataplane.node_sets}["edpm-a"] == (
+        "1:qemu 1:+libvirt 4:object 4:json 4:event 1:util.json")
+    for wrong, said in (("debug", "debug is not a libvirt log filter"), ("5:qemu", "5:qemu is not a libvirt"),
+                        ('1:qemu" log_outputs="x', '1:qemu" log_outputs="x is not a libvirt log filter: give '),
+                        (" ", "must not be empty")):
+        problems = problems_of(with_change("dataplane.nodeSets.edpm-a.libvirtLogFilters", wrong))
+        assert list(problems) == [P + "dataplane.nodeSets.edpm-a.libvirtLogFilters"], problems
+        assert problems[P + "dataplane.nodeSets.edpm-a.libvirtLogFilters"].startswith(said), problems
+
+
 def test_a_node_sets_qemu_process_limit_is_upstreams_unless_given() -> None:
     settings = load(good_config(), secret_keys=ALL_SECRET, catalog=None)
     assert {(s.qemu_max_processes, s.qemu_max_files) for s in settings.dataplane.node_sets} == {(131072, 32768)}

@@ -53,12 +53,13 @@ def _secret_files(tls: bool, password: str, node_certs: dict[str, str], ceph: An
     return {**libvirt_secret_files(password, tls=tls), **keys, **ceph[1]}
 
 
-def _public_files(tls: bool, qemu_max_processes: int, qemu_max_files: int, node_certs: dict[str, str],
-                  ceph: Any) -> dict[str, str]:
+def _public_files(tls: bool, qemu_max_processes: int, qemu_max_files: int, log_filters: str,
+                  node_certs: dict[str, str], ceph: Any) -> dict[str, str]:
     """Shown in preview: the config, the certificates (not their keys) and the Ceph secrets'
     definitions (a cluster's fsid, also nova's rbd_secret_uuid); never a key."""
     shown = {k: v for k, v in node_certs.items() if k in _PUBLIC_TLS}
-    config = libvirt_config_files(tls=tls, qemu_max_processes=qemu_max_processes, qemu_max_files=qemu_max_files)
+    config = libvirt_config_files(tls=tls, qemu_max_processes=qemu_max_processes, qemu_max_files=qemu_max_files,
+                                  log_filters=log_filters)
     return {**config, **shown, **ceph[0]}
 
 
@@ -76,7 +77,7 @@ def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
         ceph = derive(_ceph_files, where, *context.mounted.of(ceph_client.NAME))
     return RunInputs(files=derive(_secret_files, tls, stack.password, certs, ceph, secret=True),
                      public_files=derive(_public_files, tls, node_set.qemu_max_processes, node_set.qemu_max_files,
-                                         certs, ceph, secret=False),
+                                         node_set.libvirt_log_filters, certs, ceph, secret=False),
                      variables={"edpm_libvirt_tls_certs_enabled": tls})
 
 
