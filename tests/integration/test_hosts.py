@@ -53,3 +53,16 @@ def test_the_daemons_log_files_rotate(dev_stack: str) -> None:
         debug = node(name, "logrotate -d /etc/logrotate.d/edpm-libvirt 2>&1")
         assert debug.returncode == 0 and "/var/log/libvirt/virt*.log" in debug.stdout, (name, debug.stdout)
 
+
+
+def test_the_daemons_log_at_the_rendered_level(dev_stack: str) -> None:
+    """What each running daemon filters, asked through its admin socket (virt-admin), is the warning
+    level the dev stack renders: libvirt starts even on filters it cannot read, logging everything."""
+    filters = {"virtqemud": "3:*qemu* 3:*libvirt* 4:*object* 4:*json* 4:*event* 3:*util*",
+               "virtsecretd": "3:*qemu* 3:*libvirt* 4:*object* 4:*json* 4:*event* 3:*util*",
+               "virtlogd": "3:*logging* 4:*object* 4:*json* 4:*event* 3:*util*"}
+    for name in NODES:
+        for daemon, want in filters.items():
+            asked = node(name, f"virt-admin -c {daemon}:///system daemon-log-filters")
+            assert asked.returncode == 0, (name, daemon, asked.stderr)
+            assert asked.stdout.split(":", 1)[1].split() == want.split(), (name, daemon, asked.stdout)
