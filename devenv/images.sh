@@ -110,9 +110,9 @@ build() {
     if [ ! -f "$base/.done" ]; then
       # the base is today's image's too: built under its lock
       if [ -n "$RELEASE" ]; then exec 8>"$IMAGES_CACHE/.lock"; flock -w 300 8 || die "another $PROG is still running"; fi
-      # 2 min 43 s for both steps from empty apt and pip caches on the reference machine (README)
+      # 3 min 43 s for both steps from empty apt and pip caches on the reference machine (7dc9b3a)
       phase_line image "building the OpenStack image from Debian $SUITE and PyPI" \
-        "$(usually 163) on empty apt and pip caches" "logs: $base/*.log, $dir/*.log"
+        "$(usually 223) on empty apt and pip caches" "logs: $base/*.log, $dir/*.log"
       # pigz is optional: oci.py compresses with it when present, twice as fast
       if ! command -v debootstrap >/dev/null || ! command -v pigz >/dev/null; then
         { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap pigz; } >/dev/null 2>&1 \

@@ -44,9 +44,10 @@ done_already() { [ -f "$(piece_dir "$1")/.done" ]; }
 LOG=$LOG_DIR/toolchain.log
 declare -A NAME=([etcd]=etcd [pulumi]=pulumi [k8s-provider]=pulumi-kubernetes [kube]=kube-apiserver
                  [kube-node]=kubelet [containerd]=containerd [coredns]=coredns [pause]=pause)
-# Seconds each took on the reference machine (2 cores, empty Go caches; README).
-declare -A COLD=([etcd]=47 [pulumi]=246 [k8s-provider]=476 [kube]=232 [kube-node]=83 [containerd]=53
-                 [coredns]=107 [pause]=10)
+# Seconds each took on the reference machine (2 cores, empty Go caches, nothing else running; at
+# 7dc9b3a: 29 min 44 s in all; docs/local-environment.md).
+declare -A COLD=([etcd]=94 [pulumi]=365 [k8s-provider]=582 [kube]=322 [kube-node]=116 [containerd]=93
+                 [coredns]=198 [pause]=10)
 # One kind per podman version of QUADLET_VERSIONS, quadlet-<version>: the three
 # took 28-34 s together (the first also builds the standard library they share).
 QUADLETS=()
