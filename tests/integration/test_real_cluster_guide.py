@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from components.settings.schema import Images
-from tests.integration.local_env import ENV, ROOT, kubectl_json, node, openstack, run, up
+from tests.integration.local_env import ENV, ROOT, kubectl_json, node, run, up
 from tests.integration.nova_compute import eventually
 from tests.integration.stacks import copy_project
 
@@ -335,6 +335,7 @@ def _give_back(estate: Estate) -> None:
     for endpoint in json.loads(listed):
         admin("endpoint", "delete", endpoint["ID"], check=False)
     admin("region", "delete", region, check=False)
+    in_pod("deploy/openstackclient", "rm", "-f", f"/tmp/{estate.stack}-clouds.yaml", check=False)
     admin("user", "delete", "--domain", "Default", values["<service user>"], check=False)
     if estate.instance:
         sql(estate.instance, "".join(f"DROP DATABASE IF EXISTS {d};\n" for d in DATABASES)
@@ -368,8 +369,27 @@ def _compute_endpoints(region: str) -> set[tuple[str, str]]:
     return {(e["Interface"], e["URL"]) for e in json.loads(listed)}
 
 
-def _services(region: str, *args: str) -> dict[tuple[str, str], dict[str, Any]]:
-    found = openstack("--os-region-name", region, "compute", "service", "list", *args)
+# A cloud of its own in a clouds.yaml of its own, as the guide says: the admin's entry in the stack's
+# region, written by a script inside the openstackclient pod (the admin's password never leaves it).
+REGION_CLOUD = """
+import os, sys, yaml
+name, region, path = sys.argv[1:]
+clouds = yaml.safe_load(open("/etc/openstack/clouds.yaml"))["clouds"]
+os.umask(0o077)
+yaml.safe_dump({"clouds": {name: {**clouds["default"], "region_name": region}}}, open(path, "w"))
+"""
+
+
+def _region_cloud(estate: Estate) -> None:
+    name, region = estate.stack, estate.values["<region>"]
+    estate.values["<cloud>"] = name
+    in_pod("deploy/openstackclient", "python3", "-c", REGION_CLOUD, name, region, f"/tmp/{name}-clouds.yaml")
+
+
+def _services(estate: Estate, *args: str) -> dict[tuple[str, str], dict[str, Any]]:
+    argv, _ = guide_command(" ".join(["openstack --os-cloud <cloud> compute service list", *args]), estate.values)
+    config = f"OS_CLIENT_CONFIG_FILE=/tmp/{estate.stack}-clouds.yaml"
+    found = json.loads(in_pod("deploy/openstackclient", "env", config, *argv, "-f", "json"))
     return {(s["Binary"], s["Host"]): s for s in found}
 
 
@@ -387,7 +407,8 @@ def test_the_guide_brings_up_a_control_plane_on_existing_services_and_adds_a_nod
     first = estate.pulumi("pulumi up --parallel 16", "--yes")
     estate.shows_no_secret(first.stdout + first.stderr)
     estate.pulumi("pulumi preview --expect-no-changes")
-    services = eventually(lambda: _services(region),
+    _region_cloud(estate)
+    services = eventually(lambda: _services(estate),
                           lambda s: all(v["State"] == "up" for v in s.values()) and len(s) >= 3)
     want = {("nova-scheduler", "nova-scheduler-0"), ("nova-conductor", "nova-cell0-conductor-0"),
             ("nova-conductor", "nova-cell1-conductor-0")}
@@ -418,7 +439,7 @@ def test_the_guide_brings_up_a_control_plane_on_existing_services_and_adds_a_nod
     assert "nova-cell1-host-discover" in preview, preview[-3000:]
     added = estate.pulumi("pulumi up --parallel 16", "--yes")
     estate.shows_no_secret(added.stdout + added.stderr)
-    computes = eventually(lambda: _services(region, "--service", "nova-compute"),
+    computes = eventually(lambda: _services(estate, "--service", "nova-compute"),
                           lambda s: s.get(("nova-compute", NODE), {}).get("State") == "up")
     assert computes.get(("nova-compute", NODE), {}).get("State") == "up", computes
 
