@@ -75,7 +75,7 @@ def _run_limits(ctx: Context, path: Path, given: schema.Timeouts) -> RunLimits:
 
 
 def _libvirt_log_filters(ctx: Context, path: Path, given: str) -> str:
-    """libvirt's log_filters, checked here since libvirt ignores a filter it cannot read and logs all."""
+    """libvirt's log_filters, checked at preview rather than by libvirt as a daemon starts on the node."""
     wrong = [item for item in given.split() if not _LOG_FILTER.match(item)]
     if wrong:
         ctx.problem(path, f"{' '.join(wrong)} is not a libvirt log filter: give "
