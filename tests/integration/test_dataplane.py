@@ -306,6 +306,43 @@ def test_a_custom_service_runs_after_the_node_sets_services(dev_copy: Stack) -> 
         assert node(name, "cat /var/lib/openstack/custom/motd/motd").stdout == "managed by openstack-nova\n"
 
 
+# A custom service whose one task fails on every node: its command's own words must reach the user.
+FAILING_PLAYBOOK = """---
+- name: Check the service's file
+  hosts: "{{ edpm_override_hosts | default('all', true) }}"
+  gather_facts: false
+  tasks:
+    - name: Read the file the service needs
+      ansible.builtin.command: cat /var/lib/openstack/custom/not-there.conf
+      changed_when: false
+"""
+
+
+@pytest.mark.long
+def test_a_failed_task_names_its_node_play_task_and_what_the_command_said(dev_copy: Stack) -> None:
+    """Read from the run's event stream, through the real CLI: which node, play and task failed,
+    and what the module said (the command's exit status and its stderr)."""
+    (dev_copy.project / "ansible" / "playbooks" / "check-file.yml").write_text(FAILING_PLAYBOOK)
+    config = yaml.safe_load(dev_copy.file.read_text())
+    dataplane = config["config"]["openstack-nova:dataplane"]
+    dataplane["customServices"] = {"check": {"playbook": "check-file.yml"}}
+    dataplane["nodeSets"]["edpm-compute"]["services"] = ["ssh-known-hosts", "neutron-metadata", "libvirt", "nova",
+                                                         "check"]
+    dev_copy.file.write_text(yaml.safe_dump(config))
+    result = dev_copy.cli("up", "--yes", "--skip-preview", check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    # the CLI indents a diagnostic's lines after the first: compared word by word
+    words = " ".join(output.split())
+    for name in NODES:
+        said = (f"ansible-playbook check-file.yml failed on {name} in play 'Check the service's file', task "
+                f"'Read the file the service needs' (exit 2): non-zero return code exit status 1 "
+                f"cat: /var/lib/openstack/custom/not-there.conf: No such file or directory (the run's whole "
+                f"output: {ENV['OPENSTACK_NOVA_ANSIBLE_LOG_DIR']}/{name}-check-file.log)")
+        assert said in words, output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+
+
 def _drifted_runs(stack: str) -> list[str]:
     """The node runs whose last refresh found their node drifted (`in_sync` false in the state)."""
     state = json.loads(pulumi("stack", "export", "-s", stack).stdout)
