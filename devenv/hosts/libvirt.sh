@@ -17,8 +17,9 @@
 # Measured at 7dc9b3a on the reference machine (2 cores, one of them running
 # the unit tests' mutants): the cold build, downloads included, took 7 min
 # 29 s, nearly all of it the compile (649 steps); at 3e8078f, under a load of
-# 8-10, 18 min 44 s. A second call answers in 0.04 s. The tree is 17 MB (371 files). check takes 1 min 24 s with a
-# throw-away root made from cold downloads, 12 s on a given root.
+# 8-10, 18 min 44 s. A second call answers in 0.04 s. The tree is 17 MB (371
+# files). check takes 1 min 24 s with a throw-away root made from cold
+# downloads, 12 s on a given root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/lib.sh

@@ -15,6 +15,9 @@ import yaml
 
 from tests.integration.local_env import ROOT, pulumi
 
+# the built-in EDPM services of the dev stack's node set, in upstream's order
+BUILTIN_SERVICES = ("ssh-known-hosts", "neutron-metadata", "libvirt", "nova")
+
 
 def copy_project(dest: Path, keep_stacks: tuple[str, ...] = ()) -> Path:
     """A copy of the project sharing the venv, so tests never touch the checkout's stacks/.
@@ -45,6 +48,17 @@ class Stack:
             if salt:
                 document["encryptionsalt"] = salt
         self.file.write_text(yaml.safe_dump(document))
+
+    def with_custom_service(self, name: str, service: dict[str, Any], playbook: str | None = None) -> None:
+        """The stack config with custom service `name` run after the built-in services on the dev node
+        set's nodes; `playbook`: the text of its playbook, written under the copy's ansible/playbooks."""
+        if playbook is not None:
+            (self.project / "ansible" / "playbooks" / service["playbook"]).write_text(playbook)
+        config = yaml.safe_load(self.file.read_text())
+        dataplane = config["config"]["openstack-nova:dataplane"]
+        dataplane["customServices"] = {name: service}
+        dataplane["nodeSets"]["edpm-compute"]["services"] = [*BUILTIN_SERVICES, name]
+        self.file.write_text(yaml.safe_dump(config))
 
     def cli(self, *args: str, check: bool = True) -> Any:
         return pulumi(*args, "-s", self.name, check=check, cwd=self.project)

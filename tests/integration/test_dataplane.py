@@ -292,13 +292,8 @@ def test_a_hung_node_fails_within_its_limit_and_the_others_go_on(dev_copy: Stack
 
 @pytest.mark.long
 def test_a_custom_service_runs_after_the_node_sets_services(dev_copy: Stack) -> None:
-    config = yaml.safe_load(dev_copy.file.read_text())
-    dataplane = config["config"]["openstack-nova:dataplane"]
-    motd = {"playbook": "custom-files.yml", "files": {"motd": "managed by openstack-nova\n"}}
-    dataplane["customServices"] = {"motd": motd}
-    services = ["ssh-known-hosts", "neutron-metadata", "libvirt", "nova", "motd"]
-    dataplane["nodeSets"]["edpm-compute"]["services"] = services
-    dev_copy.file.write_text(yaml.safe_dump(config))
+    dev_copy.with_custom_service("motd", {"playbook": "custom-files.yml",
+                                          "files": {"motd": "managed by openstack-nova\n"}})
     result = up(dev_copy.name, cwd=dev_copy.project)
     created = sorted(name for op, _, name in result["steps"] if op == "create")
     assert created == ["edpm-compute-0-motd", "edpm-compute-1-motd"], result
@@ -322,13 +317,7 @@ FAILING_PLAYBOOK = """---
 def test_a_failed_task_names_its_node_play_task_and_what_the_command_said(dev_copy: Stack) -> None:
     """Read from the run's event stream, through the real CLI: which node, play and task failed,
     and what the module said (the command's exit status and its stderr)."""
-    (dev_copy.project / "ansible" / "playbooks" / "check-file.yml").write_text(FAILING_PLAYBOOK)
-    config = yaml.safe_load(dev_copy.file.read_text())
-    dataplane = config["config"]["openstack-nova:dataplane"]
-    dataplane["customServices"] = {"check": {"playbook": "check-file.yml"}}
-    dataplane["nodeSets"]["edpm-compute"]["services"] = ["ssh-known-hosts", "neutron-metadata", "libvirt", "nova",
-                                                         "check"]
-    dev_copy.file.write_text(yaml.safe_dump(config))
+    dev_copy.with_custom_service("check", {"playbook": "check-file.yml"}, playbook=FAILING_PLAYBOOK)
     result = dev_copy.cli("up", "--yes", "--skip-preview", check=False)
     output = result.stdout + result.stderr
     assert result.returncode != 0

@@ -61,13 +61,8 @@ def _pulumi(stack: Stack, *args: str, env: dict[str, str] | None = None) -> subp
 
 
 def _with_slow_service(stack: Stack) -> None:
-    (stack.project / "ansible" / "playbooks" / "slow-marker.yml").write_text(SLOW_PLAYBOOK)
-    config = _config(stack)
-    dataplane = _dataplane(config)
-    dataplane["customServices"] = {"slow": {"playbook": "slow-marker.yml", "files": {"marker": "slow\n"}}}
-    dataplane["nodeSets"]["edpm-compute"]["services"] = [
-        "ssh-known-hosts", "neutron-metadata", "libvirt", "nova", "slow"]
-    stack.file.write_text(yaml.safe_dump(config))
+    stack.with_custom_service("slow", {"playbook": "slow-marker.yml", "files": {"marker": "slow\n"}},
+                              playbook=SLOW_PLAYBOOK)
 
 
 def _runs_on(name: str) -> list[str]:
