@@ -14,7 +14,7 @@ import pytest
 from tests.integration.local_env import node, openstack
 from tests.integration.nova_compute import compute_services, eventually, in_compute, option_dump
 from tests.integration.test_dataplane import NODES, nova_conf, stat
-from tests.integration.test_servers import MICROVERSION, Servers, _domains, servers
+from tests.integration.test_servers import MICROVERSION, Servers, guests, servers
 from tools.nova_catalog import NAMESPACES
 from tools.server_cpu import ServerCpu, show
 
@@ -100,11 +100,11 @@ def test_live_migration_both_ways_with_the_ci_jobs_cpu_model(ci_stack: str, serv
     since = node(NODES[1], "date +%s").stdout.strip()
     there = _migrate(server, NODES[1], namespace)
     assert (there.host, there.state) == (NODES[1], "running"), there
-    assert there.domain not in _domains(NODES[0])
+    assert server["id"] not in guests(NODES[0])
     assert (there.mode, there.model) == ("custom", "Nehalem"), there
     # qemu+ssh, as the program configures it: the source's nova logged in to the destination as nova
     log = node(NODES[1], f"journalctl --no-pager -o cat -u ssh.service --since @{since}").stdout
     assert "Accepted publickey for nova from 192.168.122.100" in log, log[-2000:]
     back = _migrate(server, NODES[0], namespace)
     assert (back.host, back.state) == (NODES[0], "running"), back
-    assert back.domain not in _domains(NODES[1])
+    assert server["id"] not in guests(NODES[1])
