@@ -106,10 +106,22 @@ def test_libvirt_config_is_laid_out_for_its_daemons(dev_stack: str) -> None:
 AGENT_DIR = "/var/lib/openstack/neutron-ovn-metadata-agent"
 
 
+def _agent_image() -> str:
+    """The locally built agent image the dev stack names (its haproxy containers run it too)."""
+    return str(yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())["config"][
+        "openstack-nova:images"]["neutronMetadataAgent"])
+
+
+def _neutron_uid(name: str) -> str:
+    """The uid of the agent image's neutron user, which kolla gives /var/lib/neutron at each start
+    of the agent's container (the host has no such user)."""
+    neutron = node(name, f"podman run --rm --network none --entrypoint id {_agent_image()} -u neutron").stdout.strip()
+    assert neutron.isdigit() and neutron != "0", (name, neutron)
+    return neutron
+
+
 def test_the_metadata_agent_is_laid_out_as_upstream(dev_stack: str) -> None:
-    # the locally built image the dev stack names (its haproxy containers run it too)
-    image = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())["config"][
-        "openstack-nova:images"]["neutronMetadataAgent"]
+    image = _agent_image()
     rendered = neutron_metadata_agent_files(
         AgentLayout(image=image, sidecar_image=image, sidecar_debug=False, config_dir=AGENT_DIR,
                     lib_dir="/var/lib/neutron"),
@@ -126,10 +138,9 @@ def test_the_metadata_agent_is_laid_out_as_upstream(dev_stack: str) -> None:
         kolla = "/var/lib/kolla/config_files/ovn_metadata_agent.json"
         assert stat(name, kolla) == {"ovn_metadata_agent.json": "600 root"}, name
         assert node(name, f"cat {kolla}").stdout == rendered["ovn_metadata_agent.json"], name
-        # kolla gives /var/lib/neutron to the image's neutron user at each start (the host has no such
-        # user); the agent's own proxy socket is there once it runs
-        neutron = node(name, f"podman run --rm --network none --entrypoint id {image} -u neutron").stdout.strip()
-        assert neutron.isdigit() and neutron != "0", (name, neutron)
+        # kolla gives /var/lib/neutron to the image's neutron user at each start; the agent's own
+        # proxy socket is there once it runs
+        neutron = _neutron_uid(name)
         assert stat(name, "/var/lib/neutron/*", owner="%u") == {
             "external": f"755 {neutron}", "kill_scripts": f"755 {neutron}", "ovn-metadata-proxy": f"755 {neutron}",
             "ovn_metadata_haproxy_wrapper": f"755 {neutron}", "metadata_proxy": "755 0"}, name
@@ -391,7 +402,10 @@ def test_refresh_finds_a_missing_haproxy_wrapper_and_up_puts_it_back(dev_stack: 
     changes = up(dev_stack)
     repaired = sorted(name for op, _, name in changes["steps"] if op == "update")
     assert repaired == ["edpm-compute-0-neutron-metadata"]
-    assert stat("edpm-compute-0", wrapper) == {"ovn_metadata_haproxy_wrapper": "755 root"}
+    # written back by the role (as root), then given to neutron by kolla when the handler restarted
+    # the agent's container: the owner shows the restart happened too
+    neutron = _neutron_uid("edpm-compute-0")
+    assert stat("edpm-compute-0", wrapper, owner="%u") == {"ovn_metadata_haproxy_wrapper": f"755 {neutron}"}
 
 
 def _daemon_started(name: str, daemon: str) -> str:
