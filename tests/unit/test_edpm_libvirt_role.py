@@ -152,6 +152,29 @@ def test_with_tls_the_role_opens_libvirts_tls_listener() -> None:
     assert "when" not in _yaml("tasks/main.yml")[1]
 
 
+def test_a_running_virtproxyd_is_stopped_before_its_tls_listener_first_starts() -> None:
+    """systemd refuses to start a socket whose service runs: the role stops virtproxyd first, only
+    while the TLS listener is not active yet (a node whose listener runs keeps its daemon)."""
+    names = [t["name"] for t in _yaml("tasks/install.yml")]
+    read, stop, start = ("Read whether libvirt's TLS listener is active",
+                         "Stop virtproxyd so that systemd takes its new TLS listener",
+                         "Enable or disable libvirt's TLS listener")
+    assert names.index(read) < names.index(stop) < names.index(start)
+    tasks = _tasks("tasks/install.yml")
+    assert tasks[read]["ansible.builtin.systemd_service"] == {"name": "virtproxyd-tls.socket"}
+    assert tasks[stop]["ansible.builtin.systemd_service"] == {"name": "virtproxyd.service", "state": "stopped"}
+    env = _ansible_env()
+    when = tasks[stop]["when"]
+
+    def stops(tls: bool, listener: str) -> bool:
+        state = {"status": {"ActiveState": listener}} if tls else {"skipped": True}
+        return all(env.from_string("{{ " + c + " }}").render(
+            edpm_libvirt_tls_certs_enabled=tls, edpm_libvirt_tls_listener_state=state) == "True" for c in when)
+
+    assert [stops(True, "inactive"), stops(True, "failed"), stops(True, "active")] == [True, True, False]
+    assert not stops(False, "inactive")
+
+
 def _ansible_env(*, strict: bool = True) -> jinja2.Environment:
     """Jinja with Ansible's filters and tests, as its templates and conditions see them; not
     strict where an expression reads a missing key through Ansible's `default`."""
