@@ -147,8 +147,11 @@ def test_ovn_databases_are_served_under_ovn_operators_names():
     n, _ = neighbours_of(nova_config())
     assert [(d.service, d.port, d.database) for d in n.ovn] == [
         ("ovsdbserver-nb", 6641, "OVN_Northbound"), ("ovsdbserver-sb", 6642, "OVN_Southbound")]
+    # the control plane's pods: the ClusterIPs, by the whole name (libunbound, no search list)
     assert [plan.ovn_connection(d, "openstack") for d in n.ovn] == [
         "tcp:ovsdbserver-nb.openstack.svc.cluster.local:6641", "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642"]
+    # the EDPM nodes: the southbound LoadBalancer, by the name the data plane's DNS answers as it is
+    assert plan.ovn_sb_connection("openstack") == "tcp:ovsdbserver-sb.openstack.svc:6642"
 
 
 def with_sb_connection(connection: str) -> Any:
@@ -157,7 +160,7 @@ def with_sb_connection(connection: str) -> Any:
 
 
 @pytest.mark.parametrize("connection", [
-    "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642",
+    "tcp:ovsdbserver-sb.openstack.svc:6642",
     # a real OVN outside the cluster: the environment has nothing to say about it
     "tcp:10.0.0.5:6642,tcp:ovn.example.com:6642",
     "unix:/run/ovn/ovnsb_db.sock",
@@ -168,11 +171,11 @@ def test_a_southbound_database_the_environment_serves_or_one_outside_it_is_accep
 
 
 @pytest.mark.parametrize("connection", [
-    # OVN's clients resolve names with libunbound, without the search list: this would not resolve
-    "tcp:ovsdbserver-sb.openstack.svc:6642",
-    "tcp:ovsdbserver-nb.openstack.svc.cluster.local:6642",
-    "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6641",
-    "tcp:10.0.0.5:6642,tcp:ovn-sb.openstack.svc.cluster.local:6642",
+    # the cluster's domain: the nodes' resolver (the data plane's DNS) does not know it
+    "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642",
+    "tcp:ovsdbserver-nb.openstack.svc:6642",
+    "tcp:ovsdbserver-sb.openstack.svc:6641",
+    "tcp:10.0.0.5:6642,tcp:ovn-sb.openstack.svc:6642",
 ])
 def test_a_southbound_database_in_the_namespace_other_than_the_served_one_is_reported(connection):
     settings = with_sb_connection(connection)
@@ -180,8 +183,8 @@ def test_a_southbound_database_in_the_namespace_other_than_the_served_one_is_rep
         plan.plan(settings, env_for(settings).passwords, "dev")
     assert raised.value.problems == (
         f"dataplane.ovn.sbConnection is {connection}: the local environment serves OVN's southbound database "
-        "at tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642 (the whole name: OVN's clients resolve it without "
-        "the search list)",)
+        "to the EDPM nodes at tcp:ovsdbserver-sb.openstack.svc:6642 (the name the data plane's DNS gives its "
+        "LoadBalancer address; the nodes cannot resolve the cluster's domain)",)
 
 
 def test_the_example_stacks_name_the_southbound_database_the_environment_serves():
@@ -248,6 +251,21 @@ def test_a_keystone_url_outside_the_namespace_is_reported():
     nova["keystone"]["internalURL"] = "https://keystone.example.com:5000"
     (problem,) = problems_of(nova)
     assert problem.startswith("nova.keystone.internalURL is https://keystone.example.com:5000")
+
+
+def test_keystones_internal_url_must_be_the_name_the_data_plane_resolves():
+    """nova-compute's auth_url on the nodes: the data plane's DNS answers <service>.<namespace>.svc only."""
+    nova = nova_config()
+    nova["keystone"]["internalURL"] = "http://keystone-internal.openstack.svc.cluster.local:5000"
+    (problem,) = problems_of(nova)
+    assert problem == (
+        "nova.keystone.internalURL is http://keystone-internal.openstack.svc.cluster.local:5000: the EDPM nodes use "
+        "it and resolve only keystone-internal.openstack.svc (the data plane's DNS), not the cluster's domain")
+    # the public one: only the control plane's pods use it
+    nova = nova_config()
+    nova["keystone"]["publicURL"] = "http://keystone-public.openstack.svc.cluster.local:5000"
+    n, _ = neighbours_of(nova)
+    assert n.keystone.endpoints["public"].service == "keystone-public"
 
 
 def test_a_cluster_on_two_ports_is_reported():
