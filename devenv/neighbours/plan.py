@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from urllib.parse import urlsplit
 
 from components.render import names
@@ -74,6 +75,20 @@ OVN_DATABASES = (
     OvsdbServer("ovsdbserver-sb", 6642, "OVN_Southbound", "ovnsb_db.db", "/usr/share/ovn/ovn-sb.ovsschema", False),
 )
 OVN_NB, OVN_SB = OVN_DATABASES
+
+
+class Exposure(Enum):
+    """How a Service reaches the data plane. The EDPM nodes reach no ClusterIP and resolve no
+    cluster name: what they use is a LoadBalancer Service on MetalLB's internalapi pool, named
+    <service>.<namespace>.svc in the data plane's DNS (infra-operator's ServiceReconciler, upstream)."""
+
+    # an internal API: one address per namespace, shared with the namespace's other internal APIs
+    # (upstream shares 172.17.0.80 among all of them); traffic policy Cluster, which MetalLB asks of
+    # Services sharing an address with different selectors
+    SHARED = "shared"
+    # its own address, traffic policy Local: the server sees the node's own address as its peer
+    # (RabbitMQ's peer_host, the southbound database's connections)
+    OWN = "own"
 
 
 class PlanError(Exception):
@@ -179,6 +194,18 @@ class Neighbours:
     @property
     def apis(self) -> tuple[Api, ...]:
         return (self.placement, self.glance, self.neutron)
+
+    @property
+    def exposed(self) -> Mapping[str, Exposure]:
+        """The Services the EDPM nodes reach, by name, as upstream's operators expose them:
+        keystone's and each API's internal one (nova-compute's auth_url and the catalog's
+        interface `internal`), every RabbitMQ (a cell's nova-compute uses its cell's bus;
+        upstream exposes each), and OVN's southbound database (ovn-controller and the
+        metadata agent). The public endpoints, memcached, MariaDB and OVN's northbound
+        database stay ClusterIP: no node uses them."""
+        apis = [self.keystone.endpoints["internal"].service, *(a.endpoints["internal"].service for a in self.apis)]
+        own = [*(b.name for b in self.buses), OVN_SB.service]
+        return {**dict.fromkeys(apis, Exposure.SHARED), **dict.fromkeys(own, Exposure.OWN)}
 
 
 @dataclass(frozen=True)

@@ -393,6 +393,92 @@ def services(stages: list[manifests.Stage]) -> dict[str, tuple[int, dict[str, st
             for s in stages for o in s.objects if o["kind"] == "Service"}
 
 
+# ---- what the EDPM nodes reach: LoadBalancer Services on MetalLB's internalapi pool ------------
+
+
+def all_services(stages: list[manifests.Stage]) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for s in stages for o in s.objects if o["kind"] == "Service"}
+
+
+INTERNAL_APIS = {"keystone-internal": 5000, "placement-internal": 8778, "glance-default-internal": 9292,
+                 "neutron-internal": 9696}
+OWN_ADDRESS = {"rabbitmq": 5672, "rabbitmq-cell1": 5672, "rabbitmq-cell2": 5672, "ovsdbserver-sb": 6642}
+
+
+def test_exactly_the_services_the_nodes_use_are_load_balancers(rendered):
+    stages, n, _ = rendered
+    found = all_services(stages)
+    balanced = {name for name, svc in found.items() if svc["spec"]["type"] == "LoadBalancer"}
+    assert balanced == set(INTERNAL_APIS) | set(OWN_ADDRESS) == set(n.exposed)
+    # public endpoints, memcached, MariaDB and OVN's northbound database stay inside the cluster
+    assert {name for name, svc in found.items() if svc["spec"]["type"] == "ClusterIP"} == {
+        "keystone-public", "placement-public", "glance-default-public", "neutron-public", "memcached",
+        "openstack", "openstack-cell1", "openstack-cell2", "ovsdbserver-nb"}
+    for name, svc in found.items():
+        if name not in balanced:
+            assert "annotations" not in svc["metadata"] and "externalTrafficPolicy" not in svc["spec"], name
+
+
+def test_internal_apis_share_one_address_per_namespace_with_cluster_traffic_policy(rendered):
+    stages, _, _ = rendered
+    found = all_services(stages)
+    for name, port in INTERNAL_APIS.items():
+        svc = found[name]
+        assert svc["metadata"]["annotations"] == {
+            "metallb.universe.tf/address-pool": "internalapi",
+            "metallb.universe.tf/allow-shared-ip": "internalapi-openstack",
+            "dnsmasq.network.openstack.org/hostname": f"{name}.openstack.svc",
+        }, name
+        # MetalLB shares an address only among Services that are all Cluster (their selectors differ)
+        assert svc["spec"]["externalTrafficPolicy"] == "Cluster"
+        assert svc["spec"]["ports"] == [{"name": "http", "port": port, "targetPort": port, "protocol": "TCP"}]
+        assert "loadBalancerIP" not in svc["spec"]  # MetalLB picks it: two stacks' namespaces run at once
+    # one shared address needs distinct ports
+    assert len(set(INTERNAL_APIS.values())) == len(INTERNAL_APIS)
+
+
+def test_each_bus_and_the_southbound_database_get_an_address_of_their_own_that_keeps_the_peers(rendered):
+    stages, _, _ = rendered
+    found = all_services(stages)
+    for name, port in OWN_ADDRESS.items():
+        svc = found[name]
+        assert svc["metadata"]["annotations"] == {
+            "metallb.universe.tf/address-pool": "internalapi",
+            "dnsmasq.network.openstack.org/hostname": f"{name}.openstack.svc",
+        }, name
+        # Local: RabbitMQ's peer_host and the southbound database's connections show the node's address
+        assert svc["spec"]["externalTrafficPolicy"] == "Local"
+        assert svc["spec"]["ports"][0]["port"] == port
+
+
+def test_the_sharing_key_is_the_namespaces():
+    assert manifests.load_balancer("keystone-internal", "openstack-lm", plan.Exposure.SHARED) == {
+        "annotations": {"metallb.universe.tf/address-pool": "internalapi",
+                        "metallb.universe.tf/allow-shared-ip": "internalapi-openstack-lm",
+                        "dnsmasq.network.openstack.org/hostname": "keystone-internal.openstack-lm.svc"},
+        "traffic_policy": "Cluster"}
+    assert manifests.load_balancer("memcached", "openstack", None) is None
+
+
+def test_a_keystone_service_serving_both_interfaces_is_exposed():
+    nova = nova_config()
+    nova["keystone"]["publicURL"] = "http://keystone-internal.openstack.svc:5000"
+    n, _ = neighbours_of(nova)
+    assert n.exposed["keystone-internal"] is plan.Exposure.SHARED and "keystone-public" not in n.exposed
+
+
+def test_the_catalog_hands_the_nodes_names_of_exposed_services(rendered):
+    """nova-compute finds placement, glance and neutron through the catalog, interface internal."""
+    stages, n, _ = rendered
+    setup = json.loads(secret_named(stages, "keystone-setup")["keystone-setup.json"])
+    for service in setup["services"]:
+        url = service["endpoints"]["internal"]
+        host = url.split("//")[1].split(":")[0]
+        assert host.endswith(".openstack.svc") and n.exposed[host.removesuffix(".openstack.svc")] \
+            is plan.Exposure.SHARED, url
+    assert n.keystone.internal_url == "http://keystone-internal.openstack.svc:5000"
+
+
 def test_mariadb_glance_and_ovns_northbound_database_keep_their_data_in_the_namespaces_host_directory(rendered):
     stages, _, _ = rendered
     assert host_paths(workload(stages, "StatefulSet", "openstack-cell1")) == {
