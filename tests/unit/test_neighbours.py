@@ -16,7 +16,7 @@ import yaml
 
 from components.stackconfig import load
 from devenv.neighbours import envsecrets, kube, manifests, plan, render, stackconfig
-from devenv.neighbours.deploy import image_tag
+from devenv.neighbours.deploy import image_tag, wait_for
 from tests.unit.fresh import HASH_SEEDS, printed_by_new_interpreters
 
 CELLS = ("cell1", "cell2")
@@ -477,6 +477,44 @@ def test_the_catalog_hands_the_nodes_names_of_exposed_services(rendered):
         assert host.endswith(".openstack.svc") and n.exposed[host.removesuffix(".openstack.svc")] \
             is plan.Exposure.SHARED, url
     assert n.keystone.internal_url == "http://keystone-internal.openstack.svc:5000"
+
+
+class FakeKube:
+    def __init__(self, statuses: list[dict[str, Any]]) -> None:
+        self.statuses = statuses
+        self.asked: list[tuple[str, ...]] = []
+
+    def get_json(self, *args: str) -> dict[str, Any]:
+        self.asked.append(args)
+        return self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
+
+
+def test_a_load_balancer_is_ready_once_metallb_gave_it_an_address(monkeypatch):
+    monkeypatch.setattr(kube.time, "sleep", lambda _: None)
+    assigned = {"status": {"loadBalancer": {"ingress": [{"ip": "172.17.0.81"}]}}}
+    fake = FakeKube([{"status": {"loadBalancer": {}}}, assigned])
+    found = kube.Kubectl.wait_load_balancer(fake, "rabbitmq-cell1", 120)
+    assert found == "172.17.0.81"
+    assert fake.asked == [("service", "rabbitmq-cell1")] * 2
+
+
+def test_a_load_balancer_without_an_address_fails_naming_the_service(monkeypatch):
+    monkeypatch.setattr(kube.time, "sleep", lambda _: None)
+    fake = FakeKube([{"spec": {"type": "LoadBalancer"}, "status": {"loadBalancer": {}}}])
+    with pytest.raises(kube.WaitError) as raised:
+        kube.Kubectl.wait_load_balancer(fake, "keystone-internal", 0)
+    assert raised.value.line == ("MetalLB assigned no address to Service keystone-internal in 0 s: "
+                                 "is MetalLB running (make status)?")
+
+
+def test_the_deploy_waits_for_the_address_of_load_balancers_only(rendered):
+    stages, _, _ = rendered
+    found = all_services(stages)
+    waited: list[str] = []
+    fake = SimpleNamespace(wait_load_balancer=lambda name, timeout: waited.append(name) or "172.17.0.80")
+    assert wait_for(fake, found["keystone-internal"]) == "172.17.0.80"
+    assert wait_for(fake, found["keystone-public"]) is None
+    assert waited == ["keystone-internal"]
 
 
 def test_mariadb_glance_and_ovns_northbound_database_keep_their_data_in_the_namespaces_host_directory(rendered):
