@@ -135,6 +135,8 @@ def test_the_guides_stack_config_with_values_given_is_one_the_program_takes(tmp_
             return "tcp:10.0.0.5:6642"
         if "version" in name:
             return "34.0.0"
+        if "addresses" in name:
+            return "172.17.0.80-172.17.0.90"
         if "file" in name or name == "kubeconfig":
             path = tmp_path / re.sub(r"\W+", "-", name)
             path.write_text("")
