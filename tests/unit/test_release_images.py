@@ -123,7 +123,8 @@ def test_the_older_release_stack_borrows_one_node_and_runs_nova_compute_there_as
     raw = _stack()
     others = [yaml.safe_load(p.read_text())["config"] for p in (ROOT / "stacks").glob("Pulumi.*.yaml") if p != STACK]
     assert raw["namespace"] not in {c.get(f"{PREFIX}namespace") for c in others}
-    assert raw["dataplane"]["ovn"]["sbConnection"] == f"tcp:ovsdbserver-sb.{raw['namespace']}.svc.cluster.local:6642"
+    # its own OVN database, by the name the data plane's DNS serves (<svc>.<namespace>.svc)
+    assert raw["dataplane"]["ovn"]["sbConnection"] == f"tcp:ovsdbserver-sb.{raw['namespace']}.svc:6642"
     (node_set,) = raw["dataplane"]["nodeSets"].values()
     assert list(node_set["nodes"]) == ["edpm-compute-1"]
     # the roles as on a user's node: no role variable but the node's python; nova's libvirt
