@@ -225,6 +225,8 @@ def _prepare(tmp: Path, dev: dict[str, Any]) -> Estate:
         "<bus service>": "rabbitmq",
         "<memcached service>": "memcached",
         "<OVN southbound connection>": dev["dataplane"]["ovn"]["sbConnection"],
+        "<internalapi pool>": "internalapi",
+        "<internalapi pool addresses>": dev["kubernetes"]["loadBalancerPools"]["internalapi"][0],
         "<node set>": "edpm-guide",
         "<ansible user>": "cloud-admin",  # passwordless sudo on the test nodes, as upstream's cloud-admin
         "<private key file>": f"{ENV['OPENSTACK_NOVA_ENV']}/ssh/id_ed25519",
