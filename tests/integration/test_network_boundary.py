@@ -18,7 +18,7 @@ from tests.integration.boundary import (
     resolve_on_node,
     tcp_connects_from_node,
 )
-from tests.integration.local_env import NODES, kubectl_json, node, openstack, run
+from tests.integration.local_env import NODES, kubectl_json, node, openstack, run, stack_output
 from tests.integration.nova_compute import eventually
 
 NAMESPACE = "openstack"
@@ -84,6 +84,18 @@ def test_every_service_the_nodes_use_is_a_load_balancer_with_its_address_assigne
         assert found["status"]["loadBalancer"]["ingress"][0]["ip"], service
         assert found["metadata"]["annotations"]["dnsmasq.network.openstack.org/hostname"] == \
             f"{service}.{NAMESPACE}.svc", service
+
+
+def test_the_stack_says_what_it_exposes_to_the_data_plane_in_the_form_its_dns_takes(dev_stack: str) -> None:
+    """The stack output dataPlaneDns: each address the program's LoadBalancer Services got, with the
+    names the nodes use for it (what the environment's dnsmasq also reads from the annotations)."""
+    metadata = kubectl_json("get", "service", "nova-metadata-internal", "-n", NAMESPACE)
+    assert metadata["spec"]["externalTrafficPolicy"] == "Local"
+    assert metadata["metadata"]["annotations"]["metallb.universe.tf/address-pool"] == "internalapi"
+    address = metadata["status"]["loadBalancer"]["ingress"][0]["ip"]
+    assert stack_output("dev", "dataPlaneDns") == [
+        {"hostnames": ["nova-metadata-internal.openstack.svc"], "ip": address}]
+    assert exposed_services()["nova-metadata-internal.openstack.svc"] == [address]
 
 
 def test_nova_compute_talks_to_its_cells_bus_from_the_nodes_internalapi_address(dev_stack: str) -> None:
