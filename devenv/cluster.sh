@@ -3,10 +3,11 @@
 # kube-scheduler, containerd with runc, kubelet, kube-proxy, a CNI bridge, and
 # CoreDNS as a Deployment behind the kube-dns Service.
 # Usage: cluster.sh start|stop|status|restart DAEMON
-# Binaries come from $TOOLCHAIN_BIN (its images/ holds the pause and CoreDNS
-# images); state, logs and kubeconfig from $ENV_DIR/kube. The node's address,
-# interfaces, cgroups and nft tables are host-wide: one environment at a time
-# runs a cluster. Optional fixed ports: KUBE_APISERVER_PORT, ETCD_PORT, ...
+# Binaries come from $TOOLCHAIN_BIN (its images/ holds the pause, CoreDNS and
+# MetalLB images, imported at start; devenv/dataplane runs MetalLB); state, logs
+# and kubeconfig from $ENV_DIR/kube. The node's address, interfaces, cgroups and
+# nft tables are host-wide: one environment at a time runs a cluster. Optional
+# fixed ports: KUBE_APISERVER_PORT, ETCD_PORT, ...
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/lib.sh
@@ -47,6 +48,8 @@ CGROUP_ROOT=openstack-nova
 # Where containers made with `ctr -n k8s.io run` (not through kubelet) get their cgroups.
 CTR_CGROUP=k8s.io
 SA_ISSUER=https://kubernetes.default.svc.cluster.local
+# The images of $TOOLCHAIN_BIN/images/ that start imports into containerd.
+IMAGES=(pause coredns metallb-controller metallb-speaker)
 # Start order; stop goes backwards.
 DAEMONS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy)
 # The sysctls kubelet and the CNI bridge change on the host.
@@ -671,7 +674,7 @@ cmd_start() {
     need_bin "$b"
   done
   local img
-  for img in pause coredns; do
+  for img in "${IMAGES[@]}"; do
     [ -f "$TOOLCHAIN_BIN/images/$img.tar" ] || die "the $img image is missing from $TOOLCHAIN_BIN/images: run 'make toolchain'"
   done
   export PATH="$TOOLCHAIN_BIN:/usr/local/sbin:/usr/sbin:/sbin:$PATH" # the shim, runc, nft, iptables
@@ -692,8 +695,7 @@ cmd_start() {
   for d in "${DAEMONS[@]}"; do
     ensure_daemon "$d"
     if [ "$d" = containerd ]; then
-      import_image "$TOOLCHAIN_BIN/ctr" "$CTD_SOCK" "$TOOLCHAIN_BIN/images/pause.tar"
-      import_image "$TOOLCHAIN_BIN/ctr" "$CTD_SOCK" "$TOOLCHAIN_BIN/images/coredns.tar"
+      for img in "${IMAGES[@]}"; do import_image "$TOOLCHAIN_BIN/ctr" "$CTD_SOCK" "$TOOLCHAIN_BIN/images/$img.tar"; done
     fi
   done
   wait_node_ready "$KUBELET_STARTED"
