@@ -14,6 +14,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 # shellcheck source=devenv/versions.env
 . "$here/versions.env"
+# NODE_IP, POD_CIDR, SERVICE_CIDR, API_SERVICE_IP, DNS_IP: the address plan, shared with nodes.sh
+# shellcheck source=devenv/network.env
+. "$here/network.env"
 shopt -u patsub_replacement 2>/dev/null || true # '&' in a value stays '&' in render
 
 KUBE_DIR=$ENV_DIR/kube
@@ -36,14 +39,9 @@ READY_TIMEOUT=${READY_TIMEOUT:-60}
 TOOLCHAIN_BIN=${TOOLCHAIN_BIN:-}
 
 NODE_NAME=openstack-nova-node
-NODE_IP=192.168.123.1
 NODE_IF=novak8s0
-POD_CIDR=10.244.0.0/24
 POD_BRIDGE=novapods0
 CNI_NETWORK=openstack-nova
-SERVICE_CIDR=10.96.0.0/24
-API_SERVICE_IP=10.96.0.1
-DNS_IP=10.96.0.10
 CGROUP_ROOT=openstack-nova
 # Where containers made with `ctr -n k8s.io run` (not through kubelet) get their cgroups.
 CTR_CGROUP=k8s.io
