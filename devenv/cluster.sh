@@ -419,7 +419,7 @@ ensure_network() {
   fi
   ip -o -4 addr show dev "$NODE_IF" | grep -q " $NODE_IP/32 " || ip addr add "$NODE_IP/32" dev "$NODE_IF"
   ip link set "$NODE_IF" up
-  # Pods and the EDPM nodes reach Services through the host.
+  # Pods reach Services through the host, and the EDPM nodes the LoadBalancer addresses.
   sysctl -qw net.ipv4.ip_forward=1
 }
 

@@ -74,7 +74,7 @@ def test_a_layout_that_would_break_quietly_is_refused(key: str, value: str, mess
         network.from_env(values)
 
 
-@pytest.mark.parametrize("script", ["cluster.sh"])
+@pytest.mark.parametrize("script", ["cluster.sh", "nodes.sh"])
 def test_the_scripts_take_the_address_plan_from_network_env_and_set_none_of_it_themselves(script: str) -> None:
     text = (DEVENV / script).read_text()
     assert '. "$here/network.env"' in text
@@ -82,6 +82,36 @@ def test_the_scripts_take_the_address_plan_from_network_env_and_set_none_of_it_t
     assert assigned & set(envfile.load("network.env")) == set()
     for literal in ("10.96.0", "10.244.0", "192.168.12", "172.17.0", "novaedpm0", "novaia0"):
         assert literal not in text, (script, literal)
+
+
+def _nodes_sh(call: str, tmp_path: Path) -> str:
+    proc = subprocess.run(["bash", "-c", f'. "$1"; {call}', "sourced", str(DEVENV / "nodes.sh")],
+                          env={**os.environ, "OPENSTACK_NOVA_CACHE": str(tmp_path)},
+                          capture_output=True, text=True, check=True)
+    return proc.stdout
+
+
+def test_a_node_has_an_address_on_each_network_and_resolves_through_the_data_planes_dns_alone(tmp_path: Path) -> None:
+    assert _nodes_sh("node_ip 3; node_internalapi_ip 3; veth_name 3; internalapi_veth_name 3", tmp_path).split() == [
+        "192.168.122.103", "172.17.0.103", "ve-edpm-3", "vi-edpm-3"]
+    node = tmp_path / "env" / "nodes" / "edpm-compute-0"
+    ssh, root = tmp_path / "env" / "ssh", tmp_path / "root"
+    for d in (node, ssh, root / "etc" / "ssh", root / "root", root / "home" / "cloud-admin"):
+        d.mkdir(parents=True)
+    (node / "machine-id").write_text("0" * 32)
+    for key in (node / "ssh_host_ed25519_key", ssh / "id_ed25519"):
+        key.write_text("key\n")
+        key.with_suffix(".pub").write_text("ssh-ed25519 AAAA test\n")
+    _nodes_sh(f'write_identity 0 "{root}" 2', tmp_path)
+    assert (root / "etc" / "resolv.conf").read_text() == "nameserver 192.168.122.80\n"
+    assert (root / "etc" / "hosts").read_text().splitlines()[2:] == [
+        "192.168.122.100 edpm-compute-0", "192.168.122.101 edpm-compute-1"]
+
+
+def test_start_makes_the_network_before_the_cluster_and_the_data_plane_before_the_nodes() -> None:
+    steps = re.findall(r'^"\$here/(\S+)" (\w+)$', (DEVENV / "start.sh").read_text(), re.M)
+    assert [s for s in steps if s[0] != "images.sh"] == [
+        ("nodes.sh", "network"), ("cluster.sh", "start"), ("dataplane.sh", "start"), ("nodes.sh", "start")]
 
 
 # ---- the host's boundary ------------------------------------------------------------------------

@@ -226,7 +226,7 @@ def test_the_nodes_image_store_is_keyed_by_podmans_version_and_every_tarball(tmp
 def test_the_nodes_boot_with_todays_image_and_every_built_release_in_their_store(tmp_path: Path) -> None:
     devenv = tmp_path / "devenv"
     (devenv / "hosts").mkdir(parents=True)
-    for name in ("nodes.sh", "lib.sh"):
+    for name in ("nodes.sh", "lib.sh", "network.env"):
         (devenv / name).write_text((ROOT / "devenv" / name).read_text())
 
     def stub(path: Path, cases: str) -> None:
