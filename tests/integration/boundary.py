@@ -36,7 +36,8 @@ def hosts_named_in(text: str) -> set[str]:
             found.add(host)
     found.update(m.group(2) for m in _HOST_OPTIONS.finditer(text))
     found.update(_OVSDB_HOST.findall(text))
-    return {h for h in found if h and not _is_address(h) and h != "localhost"}
+    # "%s" is a template nova fills with a peer compute (live_migration_uri), not a name
+    return {h for h in found if h and "%" not in h and not _is_address(h) and h != "localhost"}
 
 
 def _is_address(host: str) -> bool:
