@@ -21,9 +21,10 @@ up: environment
 environment: toolchain venv
 	@devenv/start.sh
 
-## status: each daemon of the local Kubernetes, its node and DNS, and the test nodes
+## status: each daemon of the local Kubernetes, its node and DNS, MetalLB and the data plane's DNS, and the test nodes
 status:
-	@TOOLCHAIN_BIN="$$(devenv/toolchain.sh bindir)" devenv/cluster.sh status; devenv/nodes.sh status
+	@export TOOLCHAIN_BIN="$$(devenv/toolchain.sh bindir)"; rc=0; devenv/cluster.sh status || rc=$$?; \
+	  devenv/dataplane.sh status || rc=$$?; devenv/nodes.sh status || rc=$$?; exit $$rc
 
 ## restart: stop one daemon of the local Kubernetes and start it again (DAEMON=kube-apiserver, kubelet, ...,
 ## as `make status` lists them); it returns once the daemon is healthy (kubelet: the node Ready)

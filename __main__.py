@@ -24,6 +24,8 @@ data_plane = EdpmDataPlane(settings, control_plane_files(control_plane), provide
 
 pulumi.export("namespace", settings.namespace)
 pulumi.export("cells", list(control_plane.cells))
+# the records the data plane's DNS needs, for a site whose DNS is not fed from the cluster
+pulumi.export("dataPlaneDns", control_plane.data_plane_dns)
 pulumi.export("deployedHashes", data_plane.deployed_hashes)
 pulumi.export("inSync", data_plane.in_sync)
 outputs.export(settings)

@@ -14,15 +14,17 @@ from components.render import (
     RUNTIMES,
     Credentials,
     NovaService,
+    ServiceEndpoint,
     compute_config_files,
     config_hash,
     metadata_neutron_config,
     names,
     service_config_files,
+    service_endpoint,
     service_template,
 )
 from components.render.engine import render
-from components.settings import Cell, ExtraMount, Images, Nova, control_plane_tags
+from components.settings import INTERNAL, PUBLIC, Cell, ExtraMount, Images, Nova, control_plane_tags
 from components.workload import NovaServiceWorkload, WorkloadSpec, service_probe
 
 CELL0_UUID = "00000000-0000-0000-0000-000000000000"
@@ -104,12 +106,12 @@ class NovaCell(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
 
         def workload_spec(service: NovaService, workload: str, image: str, group: str,
-                          service_names: Sequence[str] = ()) -> WorkloadSpec:
+                          services: Sequence[ServiceEndpoint] = ()) -> WorkloadSpec:
             return WorkloadSpec(
                 name=workload, component=service.value, image=image,
                 template=service_template(spec, service, cell), namespace=ns,
                 probe=service_probe(service), port=RUNTIMES[service].port, api_timeout=spec.nova.api_timeout,
-                cell=cell.name, service_names=service_names, mount_tags=control_plane_tags(group, cell.name),
+                cell=cell.name, services=services, mount_tags=control_plane_tags(group, cell.name),
                 extra_mounts=spec.extra_mounts, skip_await=skip,
             )
 
@@ -141,7 +143,8 @@ class NovaCell(pulumi.ComponentResource):
         if cell.metadata.enabled:
             self.metadata = NovaServiceWorkload(
                 workload_spec(NovaService.METADATA, names.metadata(cell.name), spec.images.metadata, "NovaMetadata",
-                              service_names=(names.metadata_service(cell.name),)),
+                              services=(service_endpoint(names.metadata_service(cell.name), ns,
+                                                         cell.metadata.service(INTERNAL)),)),
                 files(NovaService.METADATA), opts=child,
             )
             self.metadata_neutron_config = pulumi.Output.secret(
@@ -155,7 +158,8 @@ class NovaCell(pulumi.ComponentResource):
         if cell.novncproxy.enabled:
             self.novncproxy = NovaServiceWorkload(
                 workload_spec(NovaService.NOVNCPROXY, names.novncproxy(cell.name), spec.images.novncproxy,
-                              "NovaNoVNCProxy", service_names=(names.novncproxy_service(cell.name),)),
+                              "NovaNoVNCProxy", services=(service_endpoint(names.novncproxy_service(cell.name), ns,
+                                                                           cell.novncproxy.service(PUBLIC)),)),
                 files(NovaService.NOVNCPROXY), opts=child,
             )
         self.compute_config = None

@@ -16,13 +16,16 @@ from components.keystone import KeystoneServiceSpec, NovaKeystoneService
 from components.render import (
     RUNTIMES,
     NovaService,
+    ServiceEndpoint,
     config_hash,
+    data_plane_dns,
     metadata_neutron_config,
     names,
     service_config_files,
+    service_endpoint,
     service_template,
 )
-from components.settings import ExtraMount, Images, Nova, Settings, control_plane_tags
+from components.settings import INTERNAL, PUBLIC, ExtraMount, Images, Nova, Settings, control_plane_tags
 from components.workload import NovaServiceWorkload, WorkloadSpec, service_probe
 
 
@@ -49,6 +52,8 @@ class NovaControlPlane(pulumi.ComponentResource):
     """Every cell by name, cell0 first."""
     registered_cells_hash: pulumi.Output[str]
     """Hash of every cell's mapping; the top-level services roll when it changes."""
+    data_plane_dns: pulumi.Output[list[dict[str, object]]]
+    """The data plane's DNS records of the LoadBalancer Services: [{hostnames, ip}], one per address."""
 
     def __init__(self, name: str, spec: ControlPlaneSpec, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("openstack-nova:controlplane:NovaControlPlane", name, {}, opts)
@@ -79,12 +84,12 @@ class NovaControlPlane(pulumi.ComponentResource):
         creds = self.credentials.for_cell(None)
 
         def workload(service: NovaService, workload_name: str, image: str, group: str,
-                     service_names: Sequence[str] = ()) -> NovaServiceWorkload:
+                     services: Sequence[ServiceEndpoint] = ()) -> NovaServiceWorkload:
             workload_spec = WorkloadSpec(
                 name=workload_name, component=service.value, image=image,
                 template=service_template(spec, service, None), namespace=ns,
                 probe=service_probe(service), port=RUNTIMES[service].port, api_timeout=nova.api_timeout,
-                service_names=service_names, mount_tags=control_plane_tags(group),
+                services=services, mount_tags=control_plane_tags(group),
                 extra_mounts=spec.extra_mounts, skip_await=skip,
                 pod_annotations={kube.CELLS_HASH_ANNOTATION: self.registered_cells_hash},
             )
@@ -92,8 +97,9 @@ class NovaControlPlane(pulumi.ComponentResource):
                 creds.apply(lambda c: service_config_files(spec, service, None, c)))
             return NovaServiceWorkload(workload_spec, files, opts=in_namespace, after=mappings)
 
-        self.api = workload(NovaService.API, names.API, spec.images.api, "NovaAPI",
-                            service_names=(names.API_INTERNAL_SERVICE, names.API_PUBLIC_SERVICE))
+        self.api = workload(NovaService.API, names.API, spec.images.api, "NovaAPI", services=(
+            service_endpoint(names.API_INTERNAL_SERVICE, ns, nova.api.service(INTERNAL)),
+            service_endpoint(names.API_PUBLIC_SERVICE, ns, nova.api.service(PUBLIC))))
         self.scheduler = workload(
             NovaService.SCHEDULER, names.SCHEDULER, spec.images.scheduler, "NovaScheduler")
         self.metadata_neutron_config: pulumi.Output[dict[str, str]] | None = None
@@ -102,7 +108,7 @@ class NovaControlPlane(pulumi.ComponentResource):
         if nova.metadata.enabled:
             self.metadata = workload(
                 NovaService.METADATA, names.metadata(None), spec.images.metadata, "NovaMetadata",
-                service_names=(names.metadata_service(None),))
+                services=(service_endpoint(names.metadata_service(None), ns, nova.metadata.service(INTERNAL)),))
             self.metadata_neutron_config = pulumi.Output.secret(self.credentials.metadata_shared_secret.apply(
                 lambda shared: metadata_neutron_config(spec, None, shared)))
             self.metadata_neutron_secret = k8s.core.v1.Secret(
@@ -123,18 +129,25 @@ class NovaControlPlane(pulumi.ComponentResource):
             f"{name}-service-cleanup",
             ServiceCleanupSpec(nova=nova, namespace=ns, image=spec.images.api, password=password, skip_await=skip),
             after=[*rpc_services, self.api.statefulset, *self.api.services, self.keystone.job], opts=in_namespace)
-        self.register_outputs({"registeredCellsHash": self.registered_cells_hash})
+        records = [record for w in self.workloads() for record in w.dns_records]
+        self.data_plane_dns = pulumi.Output.all(*records).apply(data_plane_dns)
+        self.register_outputs({"registeredCellsHash": self.registered_cells_hash,
+                               "dataPlaneDns": self.data_plane_dns})
+
+    def workloads(self) -> list[NovaServiceWorkload]:
+        """Every service's workload: the top level's, then each cell's."""
+        found = [self.api, self.scheduler, self.metadata]
+        for cell in self.cells.values():
+            found += [cell.conductor, cell.metadata, cell.novncproxy]
+        return [w for w in found if w is not None]
 
     def all_resources(self) -> list[pulumi.Resource]:
         """Every Kubernetes object of the control plane (for dependants and tests)."""
         found: list[pulumi.Resource] = [self.namespace]
-        workloads = [self.api, self.scheduler, self.metadata]
         for cell in self.cells.values():
-            workloads += [cell.conductor, cell.metadata, cell.novncproxy]
             found += [cell.db_sync, cell.cell_mapping, *cell.secrets]
-        for w in workloads:
-            if w is not None:
-                found += [w.config_secret, w.statefulset, *w.services]
+        for w in self.workloads():
+            found += [w.config_secret, w.statefulset, *w.services]
         found += [self.keystone.config_secret, self.keystone.job]
         found += [self.service_cleanup.config_secret, self.service_cleanup.job]
         if self.metadata_neutron_secret is not None:

@@ -53,11 +53,12 @@ def object_annotations(skip_await: bool) -> dict[str, str]:
 
 
 def object_meta(
-    name: str, namespace: str, object_labels: Mapping[str, str], skip_await: bool
+    name: str, namespace: str, object_labels: Mapping[str, str], skip_await: bool,
+    annotations: Mapping[str, str] | None = None,
 ) -> k8s.meta.v1.ObjectMetaArgs:
-    """Name, namespace, labels and the common annotations of one object."""
+    """Name, namespace, labels and the common annotations of one object, after its own `annotations`."""
     return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace, labels=dict(object_labels),
-                                      annotations=object_annotations(skip_await))
+                                      annotations={**(annotations or {}), **object_annotations(skip_await)})
 
 
 def labels(service: str, cell: str | None = None) -> dict[str, str]:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components import k8s as kube
-from components.render import RUNTIMES, NovaService, config_hash, names
+from components.render import RUNTIMES, NovaService, ServiceEndpoint, config_hash, names
 from components.settings import ExtraMount, ServiceTemplate, propagates
 
 CONFIG_MOUNT = "/var/lib/openstack/config"
@@ -51,7 +52,7 @@ class WorkloadSpec:
     api_timeout: int = 60
     cell: str | None = None
     port: int | None = None
-    service_names: Sequence[str] = ()  # the Services in front of `port`
+    services: Sequence[ServiceEndpoint] = ()  # the Services in front of `port`
     mount_tags: Sequence[str] = ()
     extra_mounts: Sequence[ExtraMount] = ()
     skip_await: bool = False
@@ -123,6 +124,42 @@ def service_probe(service: NovaService) -> HttpProbe | ProcessProbe:
     if runtime.port:
         return HttpProbe("/", runtime.port, api=True)
     return ProcessProbe(service.value)
+
+
+def _service_spec(endpoint: ServiceEndpoint, selector: Mapping[str, str], port: int) -> k8s.core.v1.ServiceSpecArgs:
+    """The Service's spec: the workload's port, and what the stack's override sets (unset: Kubernetes'
+    defaults, and no change to a Service made before overrides existed)."""
+    return k8s.core.v1.ServiceSpecArgs(
+        type=endpoint.type,
+        external_traffic_policy=endpoint.external_traffic_policy,
+        internal_traffic_policy=endpoint.internal_traffic_policy,
+        load_balancer_source_ranges=list(endpoint.load_balancer_source_ranges) or None,
+        load_balancer_class=endpoint.load_balancer_class,
+        session_affinity=endpoint.session_affinity,
+        ip_family_policy=endpoint.ip_family_policy,
+        selector=dict(selector),
+        ports=[k8s.core.v1.ServicePortArgs(name="http", port=port, target_port=port)],
+    )
+
+
+def _dns_record(hostname: str, service: k8s.core.v1.Service) -> pulumi.Output[tuple[str, list[str]]]:
+    return service.status.apply(lambda status: (hostname, ingress_addresses(status)))
+
+
+def ingress_addresses(status: Any) -> list[str]:
+    """The addresses of a Service's `status.loadBalancer.ingress` (none while unassigned, or unknown)."""
+    balancer = _field(status, "load_balancer", "loadBalancer")
+    ingress = _field(balancer, "ingress", "ingress") or []
+    return [ip for entry in ingress if (ip := _field(entry, "ip", "ip"))]
+
+
+def _field(value: Any, attribute: str, key: str) -> Any:
+    """A field of a typed output (attribute) or of a plain dict (camelCase key)."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return value.get(key, value.get(attribute))
+    return getattr(value, attribute, None)
 
 
 class NovaServiceWorkload(pulumi.ComponentResource):
@@ -198,13 +235,18 @@ class NovaServiceWorkload(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.config_secret, *depends_on]),
         )
         self.services: list[k8s.core.v1.Service] = []
+        self.dns_records: list[pulumi.Output[tuple[str, list[str]]]] = []
+        """(host name, load-balancer addresses) of each LoadBalancer Service, for the data plane's DNS."""
         if spec.port:
-            for service_name in spec.service_names:
-                self.services.append(k8s.core.v1.Service(
-                    f"{spec.name}-service" if service_name == spec.service_names[0] else service_name,
-                    metadata=kube.object_meta(service_name, spec.namespace, labels, spec.skip_await),
-                    spec=k8s.core.v1.ServiceSpecArgs(selector=labels, ports=[k8s.core.v1.ServicePortArgs(
-                        name="http", port=spec.port, target_port=spec.port)]),
+            for index, endpoint in enumerate(spec.services):
+                service = k8s.core.v1.Service(
+                    endpoint.name if index else f"{spec.name}-service",
+                    metadata=kube.object_meta(endpoint.name, spec.namespace, {**labels, **endpoint.labels},
+                                              spec.skip_await, endpoint.annotations),
+                    spec=_service_spec(endpoint, labels, spec.port),
                     opts=child,
-                ))
+                )
+                self.services.append(service)
+                if endpoint.dns_hostname:
+                    self.dns_records.append(_dns_record(endpoint.dns_hostname, service))
         self.register_outputs({"configHash": self.config_hash})

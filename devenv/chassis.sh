@@ -5,6 +5,9 @@
 # (dataplane.ovn.sbConnection), with the node's address as its tunnel endpoint,
 # and Open vSwitch's database listening on 127.0.0.1:6640 for the metadata agent.
 # Upstream, edpm-ansible's OVN service does this; the program deploys no OVN.
+# The node reaches the database as it reaches every other Service: its own
+# resolver (the data plane's DNS) gives the name the LoadBalancer address on
+# the internalapi network (devenv/neighbours exposes ovsdbserver-sb so).
 #   chassis.sh STACK
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +31,10 @@ while read -r name ip; do
   # ovn-controller takes an address: the node resolves the Service name as any client would.
   # (ssh reads no stdin: the loop's list is on it)
   addr=$("$here/ssh.sh" "$name" "getent ahostsv4 $(shq "$host") | awk 'NR == 1 {print \$1}'" </dev/null)
-  [ -n "$addr" ] || die "$name cannot resolve $host (dataplane.ovn.sbConnection of stack $stack)"
+  [ -n "$addr" ] || die "$name cannot resolve $host (dataplane.ovn.sbConnection of stack $stack): \
+does the data plane's DNS serve it (its Service a LoadBalancer with an address)?"
+  # The tunnel endpoint is the node's ctlplane address: upstream's tunnels run on the tenant
+  # network, which the test nodes lack; they are the nodes' own addresses, not the cluster's.
   # The chassis is named after the node. ovs-ctl sets system-id from system-id.conf at every start
   # of Open vSwitch (a random one on the first), before ovn-controller starts: with the name there,
   # a node that boots again comes back as the same chassis.

@@ -3,16 +3,20 @@
 # kube-scheduler, containerd with runc, kubelet, kube-proxy, a CNI bridge, and
 # CoreDNS as a Deployment behind the kube-dns Service.
 # Usage: cluster.sh start|stop|status|restart DAEMON
-# Binaries come from $TOOLCHAIN_BIN (its images/ holds the pause and CoreDNS
-# images); state, logs and kubeconfig from $ENV_DIR/kube. The node's address,
-# interfaces, cgroups and nft tables are host-wide: one environment at a time
-# runs a cluster. Optional fixed ports: KUBE_APISERVER_PORT, ETCD_PORT, ...
+# Binaries come from $TOOLCHAIN_BIN (its images/ holds the pause, CoreDNS and
+# MetalLB images, imported at start; devenv/dataplane runs MetalLB); state, logs
+# and kubeconfig from $ENV_DIR/kube. The node's address, interfaces, cgroups and
+# nft tables are host-wide: one environment at a time runs a cluster. Optional
+# fixed ports: KUBE_APISERVER_PORT, ETCD_PORT, ...
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/lib.sh
 . "$here/lib.sh"
 # shellcheck source=devenv/versions.env
 . "$here/versions.env"
+# NODE_IP, POD_CIDR, SERVICE_CIDR, API_SERVICE_IP, DNS_IP: the address plan, shared with nodes.sh
+# shellcheck source=devenv/network.env
+. "$here/network.env"
 shopt -u patsub_replacement 2>/dev/null || true # '&' in a value stays '&' in render
 
 KUBE_DIR=$ENV_DIR/kube
@@ -35,18 +39,15 @@ READY_TIMEOUT=${READY_TIMEOUT:-60}
 TOOLCHAIN_BIN=${TOOLCHAIN_BIN:-}
 
 NODE_NAME=openstack-nova-node
-NODE_IP=192.168.123.1
 NODE_IF=novak8s0
-POD_CIDR=10.244.0.0/24
 POD_BRIDGE=novapods0
 CNI_NETWORK=openstack-nova
-SERVICE_CIDR=10.96.0.0/24
-API_SERVICE_IP=10.96.0.1
-DNS_IP=10.96.0.10
 CGROUP_ROOT=openstack-nova
 # Where containers made with `ctr -n k8s.io run` (not through kubelet) get their cgroups.
 CTR_CGROUP=k8s.io
 SA_ISSUER=https://kubernetes.default.svc.cluster.local
+# The images of $TOOLCHAIN_BIN/images/ that start imports into containerd.
+IMAGES=(pause coredns metallb-controller metallb-speaker)
 # Start order; stop goes backwards.
 DAEMONS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy)
 # The sysctls kubelet and the CNI bridge change on the host.
@@ -418,7 +419,7 @@ ensure_network() {
   fi
   ip -o -4 addr show dev "$NODE_IF" | grep -q " $NODE_IP/32 " || ip addr add "$NODE_IP/32" dev "$NODE_IF"
   ip link set "$NODE_IF" up
-  # Pods and the EDPM nodes reach Services through the host.
+  # Pods reach Services through the host, and the EDPM nodes the LoadBalancer addresses.
   sysctl -qw net.ipv4.ip_forward=1
 }
 
@@ -671,7 +672,7 @@ cmd_start() {
     need_bin "$b"
   done
   local img
-  for img in pause coredns; do
+  for img in "${IMAGES[@]}"; do
     [ -f "$TOOLCHAIN_BIN/images/$img.tar" ] || die "the $img image is missing from $TOOLCHAIN_BIN/images: run 'make toolchain'"
   done
   export PATH="$TOOLCHAIN_BIN:/usr/local/sbin:/usr/sbin:/sbin:$PATH" # the shim, runc, nft, iptables
@@ -692,8 +693,7 @@ cmd_start() {
   for d in "${DAEMONS[@]}"; do
     ensure_daemon "$d"
     if [ "$d" = containerd ]; then
-      import_image "$TOOLCHAIN_BIN/ctr" "$CTD_SOCK" "$TOOLCHAIN_BIN/images/pause.tar"
-      import_image "$TOOLCHAIN_BIN/ctr" "$CTD_SOCK" "$TOOLCHAIN_BIN/images/coredns.tar"
+      for img in "${IMAGES[@]}"; do import_image "$TOOLCHAIN_BIN/ctr" "$CTD_SOCK" "$TOOLCHAIN_BIN/images/$img.tar"; done
     fi
   done
   wait_node_ready "$KUBELET_STARTED"

@@ -26,7 +26,7 @@ IMAGE_TAG=${IMAGE_TAG:-2026.2-1}
 # Every name the image is imported under (one image, many pods).
 IMAGE_NAMES=(nova-api nova-scheduler nova-conductor nova-novncproxy nova-compute
   neutron-metadata-agent neutron-server keystone placement glance-api mariadb rabbitmq memcached
-  ovn-nb-db-server ovn-sb-db-server ovn-northd openstackclient)
+  ovn-nb-db-server ovn-sb-db-server ovn-northd openstackclient dnsmasq)
 IMAGES_CACHE=$CACHE/images
 APT_CACHE=$IMAGES_CACHE/apt-archives
 PIP_CACHE=$IMAGES_CACHE/pip

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
 # EDPM test nodes: hosts of their own. Each node boots systemd as PID 1 in a
-# systemd-nspawn container, in its own network namespace on a bridge, from one
-# cached Debian root (devenv/hosts/rootfs.sh) under a layer of its own, with
-# sshd, podman and Quadlet, libvirt, QEMU and Open vSwitch as a real compute
-# has them. Ansible reaches them over real SSH.
+# systemd-nspawn container, in its own network namespace, from one cached
+# Debian root (devenv/hosts/rootfs.sh) under a layer of its own, with sshd,
+# podman and Quadlet, libvirt, QEMU and Open vSwitch as a real compute has
+# them. Ansible reaches them over real SSH.
+# The nodes sit on the data plane's networks, a bridge on the host each
+# (devenv/network.env): ctlplane (eth0: SSH, the default route through the
+# host, the data plane's DNS) and internalapi (eth1: the control plane's
+# LoadBalancer addresses). The host drops whatever they send to the cluster's
+# service and pod networks (devenv/dataplane/boundary.py).
 # Usage: nodes.sh start|stop|status|memory [COUNT]   (COUNT: $EDPM_NODE_COUNT or 2)
+#        nodes.sh network   the bridges and the boundary alone (devenv/start.sh
+#                           makes them before the cluster starts: MetalLB's
+#                           speaker announces on the bridges it finds)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=devenv/lib.sh
 . "$here/lib.sh"
+# CTLPLANE_*, INTERNALAPI_*, DATAPLANE_DNS_IP: the address plan, shared with cluster.sh
+# shellcheck source=devenv/network.env
+. "$here/network.env"
 
 NODES_DIR=$ENV_DIR/nodes
 SSH_DIR=$ENV_DIR/ssh
@@ -16,27 +27,25 @@ NODES_JSON=$NODES_DIR/nodes.json
 # Netns, bridge, addresses and cgroups are host-wide, so lock and owner are too.
 RUN_DIR=/run/openstack-nova
 OWNER=$RUN_DIR/nodes.owner
-BRIDGE=novaedpm0
-NET=192.168.122
-GATEWAY=$NET.1
+BRIDGES=("$CTLPLANE_BRIDGE" "$INTERNALAPI_BRIDGE")
 # Each node's cgroup, in every hierarchy of the host, below this one.
 CGROUP=openstack-nova-nodes
-# Names resolve through the cluster's DNS (reached through the host), as in a pod.
-CLUSTER_DNS=10.96.0.10
-DNS_NAMESPACE=${EDPM_DNS_NAMESPACE:-openstack}
 # How long a node may take to boot to sshd, and to power off.
 BOOT_SECONDS=${EDPM_NODE_BOOT_SECONDS:-120}
 POWEROFF_SECONDS=60
 
 node_name() { echo "edpm-compute-$1"; }
-node_ip() { echo "$NET.$((100 + $1))"; }
-veth_name() { echo "ve-edpm-$1"; } # host end; interface names stop at 15 chars
+node_ip() { echo "$CTLPLANE_PREFIX.$((100 + $1))"; }
+node_internalapi_ip() { echo "$INTERNALAPI_PREFIX.$((100 + $1))"; }
+# The host ends of the node's eth0 (ctlplane) and eth1 (internalapi); names stop at 15 chars.
+veth_name() { echo "ve-edpm-$1"; }
+internalapi_veth_name() { echo "vi-edpm-$1"; }
 node_dir() { echo "$NODES_DIR/$(node_name "$1")"; }
 nspawn_mark() { echo "--machine=$(node_name "$1")"; }
 
 # Node indexes that exist in any form (netns, veth, node process): what stop cleans.
 our_netns() { ip netns list | awk '{print $1}' | sed -n 's/^edpm-compute-\([0-9]\{1,3\}\)$/\1/p'; }
-our_veths() { ip -o link show type veth | sed -n 's/^[0-9]*: ve-edpm-\([0-9]\{1,3\}\)[@:].*/\1/p'; }
+our_veths() { ip -o link show type veth | sed -n 's/^[0-9]*: v[ei]-edpm-\([0-9]\{1,3\}\)[@:].*/\1/p' | sort -un; }
 our_node_dirs() {
   local d
   for d in "$NODES_DIR"/edpm-compute-*; do
@@ -45,8 +54,14 @@ our_node_dirs() {
   return 0
 }
 our_nspawns() { pids_matching "systemd-nspawn --boot --directory=$NODES_DIR/edpm-compute-"; }
-bridge_exists() { ip link show "$BRIDGE" >/dev/null 2>&1; }
-anything_left() { bridge_exists || [ -n "$(our_netns)$(our_veths)$(our_nspawns)" ]; }
+bridge_exists() { ip link show "$1" >/dev/null 2>&1; }
+# Nodes, or parts of them (the network stays between node starts).
+anything_left() { [ -n "$(our_netns)$(our_veths)$(our_nspawns)" ]; }
+network_left() {
+  local b
+  for b in "${BRIDGES[@]}"; do bridge_exists "$b" && return 0; done
+  return 1
+}
 
 nspawn_pid() { cat "$(node_dir "$1")/nspawn.pid" 2>/dev/null || true; }
 node_up() { # index: netns there, the node's nspawn alive, its sshd answering
@@ -63,7 +78,7 @@ layout_current() { [ "$(cat "$NODES_DIR/layout" 2>/dev/null)" = "$1" ]; }
 recorded_count() { [ -f "$NODES_JSON" ] && python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$NODES_JSON" || echo 0; }
 all_up() { # count
   local i
-  [ "$(recorded_count)" -eq "$1" ] && bridge_exists || return 1
+  [ "$(recorded_count)" -eq "$1" ] || return 1
   for ((i = 0; i < $1; i++)); do node_up "$i" || return 1; done
 }
 
@@ -124,26 +139,39 @@ remove_earlier_mountpoints() {
   rm -f "$list"
 }
 
-teardown() {
+# The nodes and their veths; the network stays (MetalLB announces on its bridges).
+teardown_nodes() {
   local i m
   for i in $( (our_netns; our_veths; our_node_dirs) | sort -un); do
     stop_node "$i"
   done
   # shellcheck disable=SC2046  # nodes whose node dir vanished
   kill_pids $(our_nspawns)
-  for i in $(our_veths); do ip link del "$(veth_name "$i")" 2>/dev/null || true; done
-  if bridge_exists; then ip link del "$BRIDGE"; fi
+  for i in $(our_veths); do
+    ip link del "$(veth_name "$i")" 2>/dev/null || true
+    ip link del "$(internalapi_veth_name "$i")" 2>/dev/null || true
+  done
   for m in $(cgroup_mounts); do rmdir "$m/$CGROUP" 2>/dev/null || true; done
   remove_earlier_mountpoints
   rm -f "$NODES_JSON" "$OWNER"
 }
 
+# Everything: the nodes, the bridges and the host's boundary.
+teardown() {
+  local b
+  teardown_nodes
+  for b in "${BRIDGES[@]}"; do
+    if bridge_exists "$b"; then ip link del "$b"; fi
+  done
+  if command -v nft >/dev/null; then dataplane boundary --delete | nft -f - 2>/dev/null || true; fi
+}
+
 # --- setup ------------------------------------------------------------------
 
-check_subnet_free() {
+check_subnet_free() { # prefix bridge
   local other
-  other=$(ip -o -4 addr show to "$NET.0/24" | awk -v br="$BRIDGE" '$2 != br {print $2}' | sort -u | tr '\n' ' ')
-  [ -z "$other" ] || die "$NET.0/24 is already used by ${other% }; remove it (or stop what owns it) first"
+  other=$(ip -o -4 addr show to "$1.0/24" | awk -v br="$2" '$2 != br {print $2}' | sort -u | tr '\n' ' ')
+  [ -z "$other" ] || die "$1.0/24 is already used by ${other% }; remove it (or stop what owns it) first"
 }
 
 ensure_client_key() {
@@ -164,10 +192,31 @@ ensure_nspawn() {
     die "could not install systemd-container=$v with apt-get; install it and run again"
 }
 
-setup_bridge() {
-  ip link add "$BRIDGE" type bridge
-  ip addr add "$GATEWAY/24" dev "$BRIDGE"
-  ip link set "$BRIDGE" up
+# The data plane's side of devenv/dataplane (python3 -m devenv.dataplane, from the checkout).
+dataplane() { (cd "$here/.." && python3 -m devenv.dataplane "$@"); }
+
+ensure_nft() {
+  command -v nft >/dev/null && return 0
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 nftables; } \
+    >/dev/null 2>&1 || die "nft is missing and apt-get could not install nftables; install it and run again"
+}
+
+ensure_bridge() { # name address/24
+  bridge_exists "$1" || ip link add "$1" type bridge
+  ip -o -4 addr show dev "$1" | grep -q " $2 " || ip addr add "$2" dev "$1"
+  ip link set "$1" up
+}
+
+# The bridges with the host's address on each, and the host's boundary (replaced whole).
+ensure_network() {
+  local rules
+  ensure_nft
+  check_subnet_free "$CTLPLANE_PREFIX" "$CTLPLANE_BRIDGE"
+  check_subnet_free "$INTERNALAPI_PREFIX" "$INTERNALAPI_BRIDGE"
+  ensure_bridge "$CTLPLANE_BRIDGE" "$CTLPLANE_HOST_IP/24"
+  ensure_bridge "$INTERNALAPI_BRIDGE" "$INTERNALAPI_HOST_IP/24"
+  rules=$(dataplane boundary) || die "could not render the host's boundary (devenv/dataplane/boundary.py)"
+  nft -f - <<<"$rules" || die "nft refused the host's boundary (python3 -m devenv.dataplane boundary shows it)"
 }
 
 # A node's layer starts empty when its root or image store changed (a host
@@ -198,8 +247,9 @@ write_identity() { # index root count
     printf '127.0.0.1 localhost\n::1 localhost\n'
     for ((i = 0; i < $3; i++)); do printf '%s %s\n' "$(node_ip "$i")" "$(node_name "$i")"; done
   } >"$r/etc/hosts"
-  printf 'nameserver %s\nsearch %s.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n' \
-    "$CLUSTER_DNS" "$DNS_NAMESPACE" >"$r/etc/resolv.conf"
+  # The data plane's DNS alone (its LoadBalancer address on ctlplane), no search domain:
+  # the control plane's names it answers are <service>.<namespace>.svc, as upstream's.
+  printf 'nameserver %s\n' "$DATAPLANE_DNS_IP" >"$r/etc/resolv.conf"
   install -m 600 "$(node_dir "$1")/ssh_host_ed25519_key" "$r/etc/ssh/ssh_host_ed25519_key"
   install -m 644 "$(node_dir "$1")/ssh_host_ed25519_key.pub" "$r/etc/ssh/ssh_host_ed25519_key.pub"
   for k in /root /home/cloud-admin; do
@@ -209,15 +259,20 @@ write_identity() { # index root count
   chown -R --reference="$r/home/cloud-admin" "$r/home/cloud-admin/.ssh"
 }
 
+# eth0 on ctlplane with the default route, eth1 on internalapi (its own subnet only).
 setup_netns() { # index
-  local n v; n=$(node_name "$1"); v=$(veth_name "$1")
+  local n v w; n=$(node_name "$1"); v=$(veth_name "$1"); w=$(internalapi_veth_name "$1")
   ip netns add "$n"
   ip link add "$v" type veth peer name eth0 netns "$n"
-  ip link set "$v" master "$BRIDGE" up
+  ip link set "$v" master "$CTLPLANE_BRIDGE" up
+  ip link add "$w" type veth peer name eth1 netns "$n"
+  ip link set "$w" master "$INTERNALAPI_BRIDGE" up
   ip -n "$n" link set lo up
   ip -n "$n" addr add "$(node_ip "$1")/24" dev eth0
   ip -n "$n" link set eth0 up
-  ip -n "$n" route add default via "$GATEWAY"
+  ip -n "$n" addr add "$(node_internalapi_ip "$1")/24" dev eth1
+  ip -n "$n" link set eth1 up
+  ip -n "$n" route add default via "$CTLPLANE_HOST_IP"
 }
 
 # Mount the node's root (its layer over the shared one) and boot it: systemd
@@ -267,13 +322,17 @@ write_known_hosts() { # count
   mv -f "$SSH_DIR/known_hosts.tmp" "$SSH_DIR/known_hosts"
 }
 
+# Each node's ctlplane address ("ip", where SSH reaches it) and internalapi address.
 write_nodes_json() { # count
   local i args=()
-  for ((i = 0; i < $1; i++)); do args+=("$(node_name "$i")" "$(node_ip "$i")" "$(nspawn_pid "$i")"); done
+  for ((i = 0; i < $1; i++)); do
+    args+=("$(node_name "$i")" "$(node_ip "$i")" "$(node_internalapi_ip "$i")" "$(nspawn_pid "$i")")
+  done
   python3 - "$NODES_JSON" "${args[@]}" <<'EOF'
 import json, sys
 out, rest = sys.argv[1], sys.argv[2:]
-nodes = {rest[i]: {"ip": rest[i + 1], "pid": int(rest[i + 2])} for i in range(0, len(rest), 3)}
+nodes = {rest[i]: {"ip": rest[i + 1], "internalapi": rest[i + 2], "pid": int(rest[i + 3])}
+         for i in range(0, len(rest), 4)}
 with open(out + ".tmp", "w") as f:
     json.dump(nodes, f, indent=2)
     f.write("\n")
@@ -292,7 +351,7 @@ parse_count() {
 }
 
 on_exit_start() { # status
-  [ "$1" -eq 0 ] || teardown >/dev/null 2>&1 || true
+  [ "$1" -eq 0 ] || teardown_nodes >/dev/null 2>&1 || true
 }
 
 # The root every node boots and the store of the images their podman runs:
@@ -321,24 +380,23 @@ cmd_start() {
   mkdir -p "$RUN_DIR" "$NODES_DIR"
   take_lock "$RUN_DIR/nodes.lock"
   check_owner
+  ensure_network
   if all_up "$count" && layout_current "$layout"; then note "already running: $count nodes"; return 0; fi
   if anything_left; then
     prev=$(recorded_count)
-    teardown
+    teardown_nodes
     if [ "$prev" -eq "$count" ] && ! layout_current "$layout"; then
       note "the nodes' root, images or layout changed: restarting the nodes"
     elif [ "$prev" -ne "$count" ] && [ "$prev" -gt 0 ]; then
       note "node count changes from $prev to $count: restarting the nodes"
     else
-      note "recovered stale node state (netns, bridge or node of an earlier run); starting fresh"
+      note "recovered stale node state (netns, veth or node of an earlier run); starting fresh"
     fi
   fi
   # A start that fails half-way leaves nothing running (logs stay for a look).
   trap 'on_exit_start $?' EXIT
-  check_subnet_free
   ensure_client_key
   echo "$ENV_DIR" >"$OWNER"
-  setup_bridge
   for ((i = 0; i < count; i++)); do
     prepare_node_dir "$i" "$rootfs" "$store"
     setup_netns "$i"
@@ -352,7 +410,16 @@ cmd_start() {
   write_nodes_json "$count"
   echo "$layout" >"$NODES_DIR/layout"
   trap - EXIT
-  note "running: $count node$([ "$count" -eq 1 ] || echo s) ($(node_ip 0)..$(node_ip $((count - 1)))); try: devenv/ssh.sh $(node_name 0) systemctl is-system-running"
+  note "running: $count node$([ "$count" -eq 1 ] || echo s) ($(node_ip 0)..$(node_ip $((count - 1))), internalapi $(node_internalapi_ip 0)..$(node_internalapi_ip $((count - 1)))); try: devenv/ssh.sh $(node_name 0) systemctl is-system-running"
+}
+
+cmd_network() {
+  require_root
+  mkdir -p "$RUN_DIR"
+  take_lock "$RUN_DIR/nodes.lock"
+  check_owner
+  ensure_network
+  note "network: $CTLPLANE_BRIDGE $CTLPLANE_HOST_IP/24, $INTERNALAPI_BRIDGE $INTERNALAPI_HOST_IP/24, the host's boundary in place"
 }
 
 cmd_stop() {
@@ -368,13 +435,14 @@ cmd_status() {
   local count i state rc=0
   count=$(recorded_count)
   if [ "$count" -eq 0 ]; then
-    if anything_left; then note "not running, but netns, bridge or nodes of an earlier run are left; start or stop cleans them up"
+    if anything_left; then note "not running, but netns, veths or nodes of an earlier run are left; start or stop cleans them up"
+    elif network_left; then note "no nodes (the network is up: ${BRIDGES[*]})"
     else note "stopped"; fi
     return 3
   fi
   for ((i = 0; i < count; i++)); do
     if node_up "$i"; then state=up; else state=down; rc=3; fi
-    printf '%-16s %-16s %s\n' "$(node_name "$i")" "$(node_ip "$i")" "$state"
+    printf '%-16s %-16s %-16s %s\n' "$(node_name "$i")" "$(node_ip "$i")" "$(node_internalapi_ip "$i")" "$state"
   done
   return $rc
 }
@@ -403,10 +471,11 @@ cmd_memory() {
 main() {
   case "${1:-}" in
     start) cmd_start "${2:-}" ;;
+    network) cmd_network ;;
     stop) cmd_stop ;;
     status) cmd_status ;;
     memory) cmd_memory ;;
-    *) die "usage: $PROG start|stop|status|memory [COUNT]" ;;
+    *) die "usage: $PROG start|network|stop|status|memory [COUNT]" ;;
   esac
 }
 

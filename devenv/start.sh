@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Starts (or recovers) the local environment: the single-node Kubernetes and
-# the EDPM test nodes.
+# Starts (or recovers) the local environment: the single-node Kubernetes, the
+# data plane's networks, load balancer and DNS, and the EDPM test nodes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=devenv/lib.sh
@@ -22,8 +22,13 @@ if [ ! -s "$ENV_DIR/passphrase" ]; then
 fi
 TOOLCHAIN_BIN=$("$here/toolchain.sh" bindir)
 export TOOLCHAIN_BIN
+# The data plane's networks (the nodes' bridges) and the host's boundary between them and the
+# cluster's networks, before the cluster: MetalLB's speaker announces on the bridges it finds.
+"$here/nodes.sh" network
 "$here/cluster.sh" start
 # The one OpenStack image every pod of the environment runs, built here and imported.
 "$here/images.sh" import
+# MetalLB and the data plane's DNS, which the nodes' resolv.conf names.
+"$here/dataplane.sh" start
 "$here/nodes.sh" start
 python3 "$here/clear-stale-locks.py" "$ENV_DIR/state"

@@ -2,7 +2,7 @@
 # Builds the pinned toolchain from Go modules into a cache outside the checkout.
 # Each piece lands in $TOOLCHAIN/<piece>-<version>/ and is built once; a stamp
 # file marks a finished build, so an interrupted one is simply redone.
-# Usage: toolchain.sh [all|etcd|kube|kube-node|containerd|coredns|pause|pulumi|langhost|dynamic-provider|k8s-provider|quadlet|bindir]
+# Usage: toolchain.sh [all|etcd|kube|kube-node|containerd|coredns|metallb|pause|pulumi|langhost|dynamic-provider|k8s-provider|quadlet|bindir]
 # (`quadlet` builds podman's Quadlet generators of QUADLET_VERSIONS and prints their paths.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,6 +30,7 @@ piece() { # kind
     kube-node) echo "kube-node-$KUBERNETES_VERSION" ;;
     containerd) echo "containerd-$CONTAINERD_VERSION" ;;
     coredns) echo "coredns-$COREDNS_VERSION" ;;
+    metallb) echo "metallb-$METALLB_VERSION" ;;
     pause) echo "pause-$PAUSE_VERSION-$(cat "$here/pause/main.go" "$here/pause/go.mod" | sha256sum | cut -c1-12)" ;;
     quadlet-*) echo "$1" ;;
     *) die "unknown piece '$1'" ;;
@@ -43,11 +44,14 @@ done_already() { [ -f "$(piece_dir "$1")/.done" ]; }
 # to the phase's log, shown when a step fails.
 LOG=$LOG_DIR/toolchain.log
 declare -A NAME=([etcd]=etcd [pulumi]=pulumi [k8s-provider]=pulumi-kubernetes [kube]=kube-apiserver
-                 [kube-node]=kubelet [containerd]=containerd [coredns]=coredns [pause]=pause)
+                 [kube-node]=kubelet [containerd]=containerd [coredns]=coredns [metallb]=metallb [pause]=pause)
 # Seconds each took on the reference machine (2 cores, empty Go caches, nothing else running; at
 # 7dc9b3a: 29 min 44 s in all; docs/local-environment.md).
 declare -A COLD=([etcd]=94 [pulumi]=365 [k8s-provider]=582 [kube]=322 [kube-node]=116 [containerd]=93
                  [coredns]=198 [pause]=10)
+# MetalLB's is an estimate, not yet measured in a cold `make up` (a `go install` of its
+# controller and speaker took 2 min 6 s from an empty module cache on 2 cores).
+COLD[metallb]=150
 # One kind per podman version of QUADLET_VERSIONS, quadlet-<version>: the three
 # took 28-34 s together (the first also builds the standard library they share).
 QUADLETS=()
@@ -154,6 +158,27 @@ build_coredns() {
     mark_done "$p"
   fi
   image_from_binary "$d/coredns" "$d/image.tar" "$COREDNS_IMAGE" /coredns
+}
+
+# MetalLB's controller and speaker (devenv/dataplane runs them), an image each (one static
+# binary at the root, as the release's images have it), and the release's own CRDs, from
+# the module's config/crd/bases (the ones its config/crd kustomization lists, without the
+# BGPPeer conversion-webhook patch: the environment runs MetalLB with its webhooks off).
+build_metallb() {
+  local p d m=go.universe.tf/metallb src f; p=$(piece metallb); d=$(piece_dir "$p")
+  if ! done_already "$p"; then
+    begin_piece "$p" "MetalLB $METALLB_VERSION (controller, speaker, CRDs)"
+    wrapper metallb
+    quietly go get "$m@v$METALLB_VERSION"
+    quietly go build -trimpath -ldflags "-s -w" -o "$d/" "$m/controller" "$m/speaker"
+    src=$(go list -m -f '{{.Dir}}' "$m" 2>>"$LOG") || log_failed "$LOG" "finding MetalLB's module"
+    compgen -G "$src/config/crd/bases/*.yaml" >/dev/null || die "MetalLB $METALLB_VERSION has no config/crd/bases/*.yaml"
+    for f in "$src"/config/crd/bases/*.yaml; do printf -- '---\n'; cat "$f"; done >"$d/crds.yaml.tmp"
+    mv -f "$d/crds.yaml.tmp" "$d/crds.yaml"
+    mark_done "$p"
+  fi
+  image_from_binary "$d/controller" "$d/controller.tar" "$METALLB_CONTROLLER_IMAGE" /controller
+  image_from_binary "$d/speaker" "$d/speaker.tar" "$METALLB_SPEAKER_IMAGE" /speaker
 }
 
 # The pause program of devenv/pause.
@@ -309,9 +334,9 @@ register_provider() {
 }
 
 # One directory with every binary, linked; PATH points here. The cluster's
-# own images are linked in its images/ directory.
+# own images are linked in its images/ directory, MetalLB's CRDs in manifests/.
 assemble_bindir() {
-  mkdir -p "$BIN/images"
+  mkdir -p "$BIN/images" "$BIN/manifests"
   local f kn=$TOOLCHAIN/kube-node-$KUBERNETES_VERSION ctd=$TOOLCHAIN/containerd-$CONTAINERD_VERSION quadlets
   mapfile -t quadlets < <(quadlet_paths)
   for f in "$TOOLCHAIN/etcd-$ETCD_VERSION/etcd" "$TOOLCHAIN/kube-$KUBERNETES_VERSION/kube-apiserver" \
@@ -324,9 +349,12 @@ assemble_bindir() {
     [ -x "$f" ] || die "missing $f: run 'devenv/toolchain.sh all'"
     ln -sfn "$f" "$BIN/$(basename "$f")"
   done
-  for f in "$TOOLCHAIN/$(piece pause)/image.tar:pause" "$TOOLCHAIN/$(piece coredns)/image.tar:coredns"; do
+  local metallb; metallb=$TOOLCHAIN/$(piece metallb)
+  for f in "$TOOLCHAIN/$(piece pause)/image.tar:images/pause.tar" "$TOOLCHAIN/$(piece coredns)/image.tar:images/coredns.tar" \
+           "$metallb/controller.tar:images/metallb-controller.tar" "$metallb/speaker.tar:images/metallb-speaker.tar" \
+           "$metallb/crds.yaml:manifests/metallb-crds.yaml"; do
     [ -f "${f%:*}" ] || die "missing ${f%:*}: run 'devenv/toolchain.sh all'"
-    ln -sfn "${f%:*}" "$BIN/images/${f##*:}.tar"
+    ln -sfn "${f%:*}" "$BIN/${f##*:}"
   done
   register_provider
   echo "$BIN"
@@ -338,6 +366,7 @@ case "${1:-all}" in
   kube-node) announce kube-node; build_kube_node ;;
   containerd) announce containerd; build_containerd ;;
   coredns) announce coredns; build_coredns ;;
+  metallb) announce metallb; build_metallb ;;
   pause) announce pause; build_pause ;;
   pulumi) announce pulumi; build_pulumi ;;
   k8s-provider) announce k8s-provider; build_k8s_provider ;;
@@ -346,8 +375,8 @@ case "${1:-all}" in
   # its own log: `make unit` may build them while another toolchain build logs
   quadlet) LOG=$LOG_DIR/quadlet.log; announce "${QUADLETS[@]}"; build_quadlets; quadlet_paths ;;
   bindir) install_langhost >/dev/null; install_dynamic_provider; assemble_bindir ;;
-  all) announce etcd pulumi k8s-provider kube kube-node containerd coredns pause "${QUADLETS[@]}"
+  all) announce etcd pulumi k8s-provider kube kube-node containerd coredns metallb pause "${QUADLETS[@]}"
        build_etcd; build_pulumi; install_langhost; install_dynamic_provider; build_k8s_provider; build_kube; build_kube_node
-       build_containerd; build_coredns; build_pause; build_quadlets; assemble_bindir ;;
+       build_containerd; build_coredns; build_metallb; build_pause; build_quadlets; assemble_bindir ;;
   *) die "unknown piece '$1'" ;;
 esac

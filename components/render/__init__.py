@@ -41,6 +41,7 @@ from .nova_conf import (
 )
 from .scope import NovaScope
 from .service_cleanup import CLEANUP_SCRIPT, service_cleanup_files, service_cleanup_plan
+from .services import ServiceEndpoint, data_plane_dns, service_endpoint
 
 __all__ = [
     "BLANK_CONF",
@@ -63,6 +64,7 @@ __all__ = [
     "NovaScope",
     "NovaService",
     "Runtime",
+    "ServiceEndpoint",
     "agent_layout",
     "ceph_secret_files",
     "ceph_secrets",
@@ -71,6 +73,7 @@ __all__ = [
     "compute_config_names",
     "compute_endpoints",
     "config_hash",
+    "data_plane_dns",
     "database_url",
     "host_specific_conf",
     "keystone_registration_files",
@@ -89,6 +92,7 @@ __all__ = [
     "service_cleanup_plan",
     "service_config_files",
     "service_config_json",
+    "service_endpoint",
     "service_template",
     "transport_url",
 ]

@@ -10,10 +10,12 @@ Services, as nova-operator names them:
 
 from __future__ import annotations
 
+# the ports, the settings' (which check MetalLB's sharing rule with them)
+from components.settings.model import API_PORT as API_PORT
+from components.settings.model import METADATA_PORT as METADATA_PORT
+from components.settings.model import NOVNCPROXY_PORT as NOVNCPROXY_PORT
+
 NOVA = "nova"
-API_PORT = 8774
-METADATA_PORT = 8775
-NOVNCPROXY_PORT = 6080
 MEMCACHED_PORT = 11211
 MIGRATION_SSH_KEY_SECRET = "nova-migration-ssh-key"  # keys ssh-privatekey, ssh-publickey
 LIBVIRT_SECRET = "libvirt-secret"  # key LIBVIRT_PASSWORD_KEY: the SASL password of libvirt's migration user

@@ -10,13 +10,20 @@ package imports nothing of components.edpm, of the components, or of Pulumi.
 from .catalog import SHIPPED as SHIPPED_CATALOGS
 from .catalog import CatalogError, CatalogStore, OptionCatalog
 from .errors import Problem, SettingsError
+from .exposure import DNSMASQ_HOSTNAME, override_path
 from .extramounts import control_plane_tags, edpm_tags, propagates
 from .load import TOP_LEVEL_KEYS, load
 from .model import (
     CELL0,
+    INTERNAL,
     LIBVIRT,
+    METALLB_ADDRESSES,
+    METALLB_POOL,
+    METALLB_SHARED_IP,
     NEUTRON_METADATA,
     NOVA,
+    PUBLIC,
+    AddressRange,
     Cell,
     CustomService,
     Database,
@@ -38,8 +45,11 @@ from .model import (
     QueueType,
     RunLimits,
     ServiceConfigs,
+    ServiceOverride,
     ServiceTemplate,
+    ServiceType,
     Settings,
+    TrafficPolicy,
     VolumeMount,
 )
 from .secret import SecretStr
@@ -47,11 +57,18 @@ from .services import MountPoint, RunsBefore, ServiceSpec, ServiceSpecs
 
 __all__ = [
     "CELL0",
+    "DNSMASQ_HOSTNAME",
+    "INTERNAL",
     "LIBVIRT",
+    "METALLB_ADDRESSES",
+    "METALLB_POOL",
+    "METALLB_SHARED_IP",
     "NEUTRON_METADATA",
     "NOVA",
+    "PUBLIC",
     "SHIPPED_CATALOGS",
     "TOP_LEVEL_KEYS",
+    "AddressRange",
     "CatalogError",
     "CatalogStore",
     "Cell",
@@ -80,14 +97,18 @@ __all__ = [
     "RunsBefore",
     "SecretStr",
     "ServiceConfigs",
+    "ServiceOverride",
     "ServiceSpec",
     "ServiceSpecs",
     "ServiceTemplate",
+    "ServiceType",
     "Settings",
     "SettingsError",
+    "TrafficPolicy",
     "VolumeMount",
     "control_plane_tags",
     "edpm_tags",
     "load",
+    "override_path",
     "propagates",
 ]

@@ -12,6 +12,7 @@ from .catalog import SHIPPED, CatalogError, CatalogStore, OptionCatalog
 from .checks import label_problem
 from .dataplane import check_dataplane, parse_dataplane
 from .errors import Context, SettingsError
+from .exposure import check_exposure, parse_pools
 from .extramounts import FIXED_TAGS, parse_extra_mount
 from .model import Images, Kubernetes, KubernetesMode, Settings
 from .nodemounts import with_mounted_files
@@ -49,6 +50,7 @@ def _kubernetes(ctx: Context, given: schema.Kubernetes) -> Kubernetes:
         context=given.context,
         skip_await=given.skip_await,
         render_dir=given.render_dir,
+        load_balancer_pools=parse_pools(ctx, given.load_balancer_pools),
     )
 
 
@@ -121,6 +123,7 @@ def load(
     extra_mounts = tuple(parse_extra_mount(ctx, path, entry, known_tags)
                          for path, entry in ctx.items(("extraMounts",), given.extra_mounts))
     kubernetes = _kubernetes(ctx, given.kubernetes)
+    check_exposure(ctx, nova, kubernetes.load_balancer_pools)
     settings = Settings(
         namespace=given.namespace,
         images=images,

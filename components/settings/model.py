@@ -6,9 +6,11 @@ camelCase names of the openstack-k8s-operators CRDs.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
 from .releases import NovaRelease
@@ -29,6 +31,22 @@ QEMU_MAX_FILES = 32768
 LIBVIRT_LOG_FILTERS = "3:qemu 3:libvirt 4:object 4:json 4:event 3:util"
 VIRTLOGD_LOG_FILTERS = "3:logging 4:object 4:json 4:event 3:util"
 NOVA = "nova"
+# The ports of nova's Services, as nova-operator's: the settings check MetalLB's rule for Services
+# sharing an address with them (distinct ports only), render/names.py names them.
+API_PORT = 8774
+METADATA_PORT = 8775
+NOVNCPROXY_PORT = 6080
+# MetalLB's annotations of a LoadBalancer Service (lib-common names them too): its addresses
+# (comma-separated, one per IP family), the pool they come from, the key of the Services it may share them with
+METALLB_ADDRESSES = "metallb.universe.tf/loadBalancerIPs"
+METALLB_POOL = "metallb.universe.tf/address-pool"
+METALLB_SHARED_IP = "metallb.universe.tf/allow-shared-ip"
+# A service template's Services, by endpoint (nova-operator's service.Endpoint): the API has both,
+# metadata an internal one, the noVNC proxy a public one.
+INTERNAL = "internal"
+PUBLIC = "public"
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 @dataclass(frozen=True)
@@ -51,12 +69,26 @@ class KubernetesMode(StrEnum):
 
 
 @dataclass(frozen=True)
+class AddressRange:
+    """Addresses of a MetalLB pool: a CIDR or a `first-last` range, as its IPAddressPool lists them."""
+
+    text: str  # as given
+    first: IPAddress
+    last: IPAddress
+
+    def __contains__(self, address: IPAddress) -> bool:
+        return address.version == self.first.version and int(self.first) <= int(address) <= int(self.last)
+
+
+@dataclass(frozen=True)
 class Kubernetes:
     mode: KubernetesMode
     kubeconfig: str | None
     context: str | None
     skip_await: bool
     render_dir: str | None
+    # the address pools of the cluster's MetalLB (its IPAddressPools) a Service of the stack may use
+    load_balancer_pools: Mapping[str, tuple[AddressRange, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -106,12 +138,83 @@ class MessageBus:
         return (self.cluster, self.vhost)
 
 
+class ServiceType(StrEnum):
+    CLUSTER_IP = "ClusterIP"
+    LOAD_BALANCER = "LoadBalancer"
+    NODE_PORT = "NodePort"
+
+
+class TrafficPolicy(StrEnum):
+    CLUSTER = "Cluster"
+    LOCAL = "Local"
+
+
+class SessionAffinity(StrEnum):
+    NONE = "None"
+    CLIENT_IP = "ClientIP"
+
+
+class IPFamilyPolicy(StrEnum):
+    SINGLE_STACK = "SingleStack"
+    PREFER_DUAL_STACK = "PreferDualStack"
+    REQUIRE_DUAL_STACK = "RequireDualStack"
+
+
+def _empty() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class ServiceOverride:
+    """What the stack sets of one Service (lib-common's OverrideSpec, a template's override.service):
+    added labels and annotations, and spec fields; None leaves Kubernetes' default."""
+
+    labels: Mapping[str, str] = field(default_factory=_empty)
+    annotations: Mapping[str, str] = field(default_factory=_empty)
+    type: ServiceType | None = None  # None: ClusterIP
+    external_traffic_policy: TrafficPolicy | None = None
+    internal_traffic_policy: TrafficPolicy | None = None
+    load_balancer_source_ranges: tuple[str, ...] = ()
+    load_balancer_class: str | None = None
+    session_affinity: SessionAffinity | None = None
+    ip_family_policy: IPFamilyPolicy | None = None
+
+    @property
+    def load_balancer(self) -> bool:
+        return self.type is ServiceType.LOAD_BALANCER
+
+    @property
+    def addresses(self) -> tuple[IPAddress, ...]:
+        """The fixed addresses MetalLB's annotation asks for (the settings checked each)."""
+        found = []
+        for text in self.annotations.get(METALLB_ADDRESSES, "").split(","):
+            try:
+                found.append(ipaddress.ip_address(text.strip()))
+            except ValueError:
+                continue
+        return tuple(found)
+
+    @property
+    def pool(self) -> str | None:
+        return self.annotations.get(METALLB_POOL)
+
+    @property
+    def shared_ip_key(self) -> str | None:
+        return self.annotations.get(METALLB_SHARED_IP)
+
+
 @dataclass(frozen=True)
 class ServiceTemplate:
     replicas: int
     custom_service_config: str
     node_selector: Mapping[str, str] | None
     enabled: bool = True  # only metadata and noVNC proxy templates can be disabled
+    # override.service by endpoint (INTERNAL, PUBLIC); only the templates of services with Services have one
+    service_overrides: Mapping[str, ServiceOverride] = field(default_factory=lambda: MappingProxyType({}))
+
+    def service(self, endpoint: str) -> ServiceOverride:
+        """What the stack sets of the template's Service for `endpoint` (nothing by default)."""
+        return self.service_overrides.get(endpoint) or ServiceOverride()
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,28 @@ from .catalog import OptionCatalog
 from .checks import cron_problem, label_problem, url_problem
 from .customconfig import check_snippet
 from .errors import Context, Path, format_path
-from .model import CELL0, Cell, Database, DBPurge, Keystone, MessageBus, Nova, ServiceTemplate
+from .exposure import parse_override
+from .model import (
+    CELL0,
+    INTERNAL,
+    PUBLIC,
+    Cell,
+    Database,
+    DBPurge,
+    Keystone,
+    MessageBus,
+    Nova,
+    ServiceOverride,
+    ServiceTemplate,
+)
 
 MAX_CELL_NAME = 35  # nova-operator: cell CR names are derived from it
 
 
 def _template(ctx: Context, path: Path, given: schema.ServiceTemplate, catalog: OptionCatalog | None,
-              enabled: bool = True) -> ServiceTemplate:
-    """A service template; `enabled`: the default of its `enabled` key, for one that has the key."""
+              enabled: bool = True, endpoint: str = INTERNAL) -> ServiceTemplate:
+    """A service template; `enabled`: the default of its `enabled` key, for one that has the key;
+    `endpoint`: the one of its Service, for one that has a single Service."""
     check_snippet(ctx, (*path, "customServiceConfig"), given.custom_service_config, catalog)
     if isinstance(given, schema.OptionalServiceTemplate) and given.enabled is not None:
         enabled = given.enabled
@@ -26,7 +40,21 @@ def _template(ctx: Context, path: Path, given: schema.ServiceTemplate, catalog: 
         custom_service_config=given.custom_service_config,  # rendered into Secrets either way
         node_selector=MappingProxyType(selector) if selector is not None else None,
         enabled=enabled,
+        service_overrides=_service_overrides(ctx, path, given, endpoint),
     )
+
+
+def _service_overrides(ctx: Context, path: Path, given: schema.ServiceTemplate,
+                       endpoint: str) -> MappingProxyType[str, ServiceOverride]:
+    """override.service by endpoint: the API's internal and public, another template's one."""
+    found: dict[str, ServiceOverride | None] = {}
+    if isinstance(given, schema.APIServiceTemplate):
+        services = given.override.service
+        found = {name: parse_override(ctx, (*path, "override", "service", name), getattr(services, name))
+                 for name in (INTERNAL, PUBLIC)}
+    elif isinstance(given, schema.OptionalServiceTemplate):
+        found = {endpoint: parse_override(ctx, (*path, "override", "service"), given.override.service)}
+    return MappingProxyType({name: override for name, override in found.items() if override is not None})
 
 
 def _database(ctx: Context, path: Path, given: schema.Database, instance: str, account: str) -> Database:
@@ -93,7 +121,7 @@ def _cell(ctx: Context, path: Path, name: str, given: schema.Cell, api_bus: Mess
         metadata=_template(ctx, (*path, "metadataServiceTemplate"), given.metadata_service_template, catalog,
                            False),
         novncproxy=_template(ctx, (*path, "noVNCProxyServiceTemplate"), given.no_vnc_proxy_service_template,
-                             catalog, not is_cell0),
+                             catalog, not is_cell0, PUBLIC),
         db_purge=_db_purge(ctx, (*path, "dbPurge"), given.db_purge),
     )
 

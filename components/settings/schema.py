@@ -23,9 +23,13 @@ from .model import (
     LIBVIRT_LOG_FILTERS,
     QEMU_MAX_FILES,
     QEMU_MAX_PROCESSES,
+    IPFamilyPolicy,
     KubernetesMode,
     QueueType,
     RunLimits,
+    ServiceType,
+    SessionAffinity,
+    TrafficPolicy,
 )
 from .releases import RELEASES
 
@@ -93,6 +97,9 @@ class Kubernetes(Shape):
     """Do not wait for rollouts and Jobs (for tests of the objects alone)."""
     render_dir: Text | None = None
     """Where render mode writes the manifests."""
+    load_balancer_pools: dict[str, list[Text]] = Field(default_factory=dict)
+    """The address pools of the cluster's MetalLB (its IPAddressPools) the stack's LoadBalancer Services
+    may use, by name: CIDRs or first-last ranges, e.g. {internalapi: [172.17.0.80-172.17.0.90]}."""
 
 
 class Keystone(Shape):
@@ -128,6 +135,52 @@ class MessageBus(Shape):
     """The cluster's (infra-operator's RabbitMq spec.queueType): every service on the bus uses it."""
 
 
+class ServiceMetadata(Shape):
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Added to the Service's own."""
+    annotations: dict[str, str] = Field(default_factory=dict)
+    """E.g. MetalLB's metallb.universe.tf/address-pool, /loadBalancerIPs (comma-separated), /allow-shared-ip."""
+
+
+class OverrideServiceSpec(Shape):
+    """lib-common's OverrideServiceSpec: the Service's spec fields a stack may set."""
+
+    service_type: ServiceType | None = Field(None, alias="type", strict=False)
+    """Default: ClusterIP. LoadBalancer exposes the service to the data plane (MetalLB)."""
+    external_traffic_policy: TrafficPolicy | None = Field(None, strict=False)
+    """LoadBalancer and NodePort only; Local keeps the client's source address."""
+    internal_traffic_policy: TrafficPolicy | None = Field(None, strict=False)
+    load_balancer_source_ranges: list[Text] | None = None
+    """CIDRs of the clients a LoadBalancer Service admits."""
+    load_balancer_class: Text | None = None
+    session_affinity: SessionAffinity | None = Field(None, strict=False)
+    ip_family_policy: IPFamilyPolicy | None = Field(None, strict=False)
+
+
+class ServiceOverride(Shape):
+    """lib-common's OverrideSpec of a Service: metadata and spec."""
+
+    metadata: ServiceMetadata = Field(default_factory=ServiceMetadata)
+    spec: OverrideServiceSpec = Field(default_factory=OverrideServiceSpec)
+
+
+class Override(Shape):
+    service: ServiceOverride | None = None
+    """The service's Service (nova-operator's override.service)."""
+
+
+class APIServiceOverrides(Shape):
+    internal: ServiceOverride | None = None
+    """nova-internal."""
+    public: ServiceOverride | None = None
+    """nova-public."""
+
+
+class APIOverride(Shape):
+    service: APIServiceOverrides = Field(default_factory=APIServiceOverrides)
+    """The API's Services by endpoint (nova-operator's override.service.internal|public)."""
+
+
 class ServiceTemplate(Shape):
     replicas: Annotated[int, Field(ge=0, le=MAX_REPLICAS)] = 1
     custom_service_config: str = ""
@@ -138,6 +191,11 @@ class ServiceTemplate(Shape):
 class OptionalServiceTemplate(ServiceTemplate):
     enabled: bool | None = None
     """Default: true at the top level, false in cells (metadata); in cells but cell0 (noVNC proxy)."""
+    override: Override = Field(default_factory=Override)
+
+
+class APIServiceTemplate(ServiceTemplate):
+    override: APIOverride = Field(default_factory=APIOverride)
 
 
 class DBPurge(Shape):
@@ -174,7 +232,7 @@ class Nova(Shape):
     """The memcached Service the control plane caches in."""
     metadata_shared_secret: str | None = None
     """A Pulumi secret; default: generated."""
-    api_service_template: ServiceTemplate = Field(default_factory=ServiceTemplate)
+    api_service_template: APIServiceTemplate = Field(default_factory=APIServiceTemplate)
     scheduler_service_template: ServiceTemplate = Field(default_factory=ServiceTemplate)
     metadata_service_template: OptionalServiceTemplate = Field(default_factory=OptionalServiceTemplate)
     cell_templates: dict[str, Cell] = Field(default_factory=lambda: {CELL0: Cell(), DEFAULT_CELL: Cell()})

@@ -8,7 +8,9 @@ project's own settings layer, then applies stage after stage (Secrets;
 MariaDB, RabbitMQ, memcached, OVN's databases and ovn-northd; database
 accounts; keystone's bootstrap, placement's, glance's and neutron's schemas;
 keystone; keystone's users and catalog; placement, glance, neutron and the
-openstackclient pod; the test image in glance), each ready before the next. Server-side apply
+openstackclient pod; the test image in glance), each ready before the next (a
+LoadBalancer Service, one the EDPM nodes reach, once MetalLB gave it an
+address; see docs/neighbours.md). Server-side apply
 changes nothing that is already so; Jobs carry a hash of their inputs in
 their name, so a finished one is not run again; stale objects of earlier
 runs are deleted at the end.
@@ -44,7 +46,7 @@ from components.settings import Settings, SettingsError
 
 from .envsecrets import load_or_create, store_path
 from .kube import Kubectl, WaitError
-from .manifests import Stage, stages
+from .manifests import HOSTNAME_ANNOTATION, Stage, stages
 from .plan import PlanError, database_instances, plan
 from .render import Context, Obj
 from .stackconfig import stack_settings
@@ -54,6 +56,7 @@ PROG = "neighbours"
 DEFAULT_IMAGE_TAG = "2026.2-1"
 ROLLOUT_TIMEOUT = 300.0
 JOB_TIMEOUT = 600.0
+LOAD_BALANCER_TIMEOUT = 120.0  # MetalLB answers in seconds when it runs
 DELETE_TIMEOUT = 180
 
 
@@ -91,21 +94,34 @@ def object_key(obj: Obj) -> str:
     return f"{obj['kind']}/{obj['metadata']['name']}"
 
 
-def wait_for(kube: Kubectl, obj: Obj) -> None:
+def is_load_balancer(obj: Obj) -> bool:
+    return bool(obj["kind"] == "Service" and obj["spec"].get("type") == "LoadBalancer")
+
+
+def wait_for(kube: Kubectl, obj: Obj) -> str | None:
+    """Waits until `obj` is ready; a LoadBalancer Service's address, once it has one."""
     kind = obj["kind"]
     if kind in ("Deployment", "StatefulSet"):
         kube.wait_rollout(kind, obj["metadata"]["name"], obj["spec"]["selector"]["matchLabels"], ROLLOUT_TIMEOUT)
     elif kind == "Job":
         kube.wait_job(obj["metadata"]["name"], JOB_TIMEOUT)
+    elif is_load_balancer(obj):
+        return kube.wait_load_balancer(obj["metadata"]["name"], LOAD_BALANCER_TIMEOUT)
+    return None
 
 
 def run_stages(kube: Kubectl, all_stages: Sequence[Stage]) -> None:
     for stage in all_stages:
         started = time.monotonic()
         kube.apply(stage.objects)
+        exposed = []
         for obj in stage.objects:
-            wait_for(kube, obj)
+            address = wait_for(kube, obj)
+            if address is not None:
+                exposed.append(f"{obj['metadata']['annotations'][HOSTNAME_ANNOTATION]} {address}")
         note(f"{stage.title}: ready ({len(stage.objects)} objects, {time.monotonic() - started:.1f}s)")
+        if exposed:
+            note(f"  to the data plane: {', '.join(exposed)}")
 
 
 def deploy(stack: str, settings: Settings) -> int:

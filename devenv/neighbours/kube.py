@@ -153,6 +153,25 @@ class Kubectl:
                 raise self._fail(what, f"not complete after {timeout:.0f}s", self.pods(selector))
             time.sleep(1)
 
+    def wait_load_balancer(self, name: str, timeout: float) -> str:
+        """The address MetalLB gave the LoadBalancer Service `name` (the data plane's DNS names
+        it only then, and the nodes reach nothing else)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            addresses = ingress_addresses(self.get_json("service", name) or {})
+            if addresses:
+                return ", ".join(addresses)
+            if time.monotonic() > deadline:
+                raise WaitError(f"MetalLB assigned no address to Service {name} in {timeout:.0f} s: "
+                                "is MetalLB running (make status)?")
+            time.sleep(1)
+
+
+def ingress_addresses(service: Mapping[str, Any]) -> list[str]:
+    """The LoadBalancer addresses in a Service's status (none until one is assigned)."""
+    ingress = service.get("status", {}).get("loadBalancer", {}).get("ingress") or []
+    return [i.get("ip") or i.get("hostname") for i in ingress if i.get("ip") or i.get("hostname")]
+
 
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]

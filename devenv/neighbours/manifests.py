@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from components.render import names
+
 from .envsecrets import EnvSecrets
 from .plan import (
     MEMCACHED,
@@ -25,6 +27,7 @@ from .plan import (
     DbAccount,
     DbInstance,
     Endpoint,
+    Exposure,
     Neighbours,
     OvsdbServer,
     ovn_connection,
@@ -69,6 +72,12 @@ TEST_IMAGE = "blank-raw-firmware-only"
 TEST_IMAGE_SIZE = 4 * 1024 * 1024
 MEMCACHED_COMMAND = f"/usr/bin/memcached -u memcache -p {MEMCACHED_PORT} -m 64 -c 1024"
 ROLES = ("service", "member", "reader")  # bootstrap makes admin, member and reader; service is ours
+# The data plane's side (devenv/dataplane): MetalLB's IPAddressPool on the nodes' internalapi
+# network, and the annotation whose value its dnsmasq maps to the Service's LoadBalancer address.
+INTERNALAPI_POOL = "internalapi"
+ADDRESS_POOL_ANNOTATION = "metallb.universe.tf/address-pool"
+SHARED_IP_ANNOTATION = "metallb.universe.tf/allow-shared-ip"
+HOSTNAME_ANNOTATION = "dnsmasq.network.openstack.org/hostname"
 
 
 @dataclass(frozen=True)
@@ -89,6 +98,26 @@ def database_url(account: DbAccount, instance: str, ns: str) -> str:
 
 def memcached_servers(ns: str) -> str:
     return f"{MEMCACHED}.{ns}.svc:{MEMCACHED_PORT}"
+
+
+def load_balancer(service: str, ns: str, exposure: Exposure | None) -> dict[str, Any] | None:
+    """How a Service the EDPM nodes reach is exposed, as upstream's operators do it (the
+    templates' `expose`), or None for a ClusterIP. Annotations: MetalLB's internalapi pool; for an
+    internal API, the sharing key of the namespace's internal APIs (upstream gives them all one
+    fixed address; two stacks' namespaces run here at once, so MetalLB picks one per namespace);
+    the name the data plane's DNS gives the address, <service>.<namespace>.svc, the name the
+    control plane's pods resolve to the ClusterIP (split horizon)."""
+    if exposure is None:
+        return None
+    annotations = {ADDRESS_POOL_ANNOTATION: INTERNALAPI_POOL}
+    if exposure is Exposure.SHARED:
+        annotations[SHARED_IP_ANNOTATION] = f"{INTERNALAPI_POOL}-{ns}"
+    annotations[HOSTNAME_ANNOTATION] = names.service_host(service, ns)
+    return {"annotations": annotations, "traffic_policy": "Cluster" if exposure is Exposure.SHARED else "Local"}
+
+
+def expose(n: Neighbours, service: str) -> dict[str, Any] | None:
+    return load_balancer(service, n.namespace, n.exposed.get(service))
 
 
 # ---- the environment's own Secret ------------------------------------------------------
@@ -184,11 +213,12 @@ def rabbitmq_config(cluster: BusCluster, ns: str) -> Obj:
     })
 
 
-def rabbitmq(cluster: BusCluster, ctx: Context, config: Obj) -> list[Obj]:
+def rabbitmq(n: Neighbours, cluster: BusCluster, ctx: Context, config: Obj) -> list[Obj]:
     return render_objects(
         "rabbitmq.yaml.j2", name=cluster.name, namespace=ctx.namespace, labels=labels("rabbitmq", cluster.name),
         selector=selector("rabbitmq", cluster.name), image=image("rabbitmq", ctx.image_tag), port=cluster.port,
         config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
+        expose=expose(n, cluster.name),
     )
 
 
@@ -218,14 +248,17 @@ def ovsdb_config(db: OvsdbServer, ns: str) -> Obj:
     })
 
 
-def ovsdb_server(db: OvsdbServer, ctx: Context, config: Obj) -> list[Obj]:
+def ovsdb_server(n: Neighbours, db: OvsdbServer, ctx: Context, config: Obj) -> list[Obj]:
+    """The southbound database is a LoadBalancer for the nodes. Upstream, ovn-operator gives its
+    pods an internalapi address (a NetworkAttachmentDefinition) and writes their pod addresses
+    into the data plane's DNS; the local cluster has no multus, so its Service takes the address."""
     name = db.service.removeprefix("ovsdbserver-")  # nb, sb: the image's name, as upstream's
     return render_objects(
         "ovsdb-server.yaml.j2", name=db.service, namespace=ctx.namespace, labels=labels("ovsdbserver", db.service),
         selector=selector("ovsdbserver", db.service), image=image(f"ovn-{name}-db-server", ctx.image_tag),
         port=db.port, socket=f"unix:/run/ovn/{db.db_file.removesuffix('.db')}.sock",
         config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
-        host_path=f"{ctx.data_dir}/ovn/{db.service}" if db.on_host else "",
+        host_path=f"{ctx.data_dir}/ovn/{db.service}" if db.on_host else "", expose=expose(n, db.service),
     )
 
 
@@ -293,10 +326,11 @@ def keystone_keys(ns: str, env: EnvSecrets) -> Obj:
     return secret(f"{KEYSTONE}-keys", ns, KEYSTONE, data)
 
 
-def api_services(endpoints: Mapping[str, Endpoint]) -> list[dict[str, Any]]:
-    """One Service per distinct name (internal and public may share one)."""
+def api_services(n: Neighbours, endpoints: Mapping[str, Endpoint]) -> list[dict[str, Any]]:
+    """One Service per distinct name (internal and public may share one), each exposed as the
+    plan says (the internal one to the data plane)."""
     by_name = {e.service: e.port for e in endpoints.values()}
-    return [{"name": name, "port": port} for name, port in sorted(by_name.items())]
+    return [{"name": name, "port": port, "expose": expose(n, name)} for name, port in sorted(by_name.items())]
 
 
 def keys_items(env: EnvSecrets) -> list[dict[str, str]]:
@@ -310,7 +344,7 @@ def keystone(n: Neighbours, ctx: Context, config: Obj, keys: Obj, env: EnvSecret
     return render_objects(
         "wsgi-api.yaml.j2", name=KEYSTONE, namespace=ctx.namespace, labels=labels(KEYSTONE, KEYSTONE),
         selector=selector(KEYSTONE, KEYSTONE), image=image(KEYSTONE, ctx.image_tag), port=KEYSTONE_PORT,
-        services=api_services(n.keystone.endpoints), config_secret=config["metadata"]["name"], probe_path="/v3",
+        services=api_services(n, n.keystone.endpoints), config_secret=config["metadata"]["name"], probe_path="/v3",
         pod_annotations=pod_annotations(config, keys),
         extra_mounts=[{"name": "keys", "mountPath": KEYS_DIR, "readOnly": True}], extra_secrets=[keys_volume],
         host_paths=[],
@@ -382,7 +416,7 @@ def placement_config(n: Neighbours) -> Obj:
     return secret(f"{name}-config-data", ns, name, {"config.json": config, "placement.conf": conf, **files})
 
 
-def api_deployment(api: Api, ctx: Context, image_name: str, config: Obj, probe_path: str,
+def api_deployment(n: Neighbours, api: Api, ctx: Context, image_name: str, config: Obj, probe_path: str,
                    volumes: list[dict[str, Any]] | None = None) -> list[Obj]:
     """The Deployment and Services of an API under httpd (placement, glance, neutron); `volumes`:
     {name, mountPath, hostPath} of host directories it keeps data in."""
@@ -390,7 +424,7 @@ def api_deployment(api: Api, ctx: Context, image_name: str, config: Obj, probe_p
     return render_objects(
         "wsgi-api.yaml.j2", name=name, namespace=ctx.namespace, labels=labels(name, name),
         selector=selector(name, name), image=image(image_name, ctx.image_tag),
-        port=api.kind.port, services=api_services(api.endpoints), probe_path=probe_path,
+        port=api.kind.port, services=api_services(n, api.endpoints), probe_path=probe_path,
         config_secret=config["metadata"]["name"], pod_annotations=pod_annotations(config),
         extra_mounts=[{"name": v["name"], "mountPath": v["mountPath"]} for v in volumes or ()],
         extra_secrets=[], host_paths=[{"name": v["name"], "path": v["hostPath"]} for v in volumes or ()],
@@ -398,7 +432,7 @@ def api_deployment(api: Api, ctx: Context, image_name: str, config: Obj, probe_p
 
 
 def placement(n: Neighbours, ctx: Context, config: Obj) -> list[Obj]:
-    return api_deployment(n.placement, ctx, n.placement.kind.name, config, "/")
+    return api_deployment(n, n.placement, ctx, n.placement.kind.name, config, "/")
 
 
 def db_sync_job(api: Api, ctx: Context, image_name: str, config: Obj, command: list[str]) -> Obj:
@@ -434,7 +468,7 @@ def glance(n: Neighbours, ctx: Context, config: Obj) -> list[Obj]:
     """glance-api, its file store in a host directory: the database (on the host too) and the
     image files stay together across new pods."""
     store = {"name": "data", "mountPath": GLANCE_DIR, "hostPath": f"{ctx.data_dir}/{n.glance.kind.name}"}
-    return api_deployment(n.glance, ctx, GLANCE_IMAGE, config, "/healthcheck", [store])
+    return api_deployment(n, n.glance, ctx, GLANCE_IMAGE, config, "/healthcheck", [store])
 
 
 def glance_db_sync_job(n: Neighbours, ctx: Context, config: Obj) -> Obj:
@@ -481,7 +515,7 @@ def neutron_config(n: Neighbours) -> Obj:
 
 
 def neutron(n: Neighbours, ctx: Context, config: Obj) -> list[Obj]:
-    return api_deployment(n.neutron, ctx, NEUTRON_IMAGE, config, "/")
+    return api_deployment(n, n.neutron, ctx, NEUTRON_IMAGE, config, "/")
 
 
 def neutron_db_sync_job(n: Neighbours, ctx: Context, config: Obj) -> Obj:
@@ -530,9 +564,9 @@ def stages(n: Neighbours, env: EnvSecrets, ctx: Context) -> list[Stage]:
                *ovn_configs.values(), northd_config, ks_config, ks_keys, ks_setup, pl_config, gl_config, ne_config,
                clouds, image_spec]
     backing = [o for i in n.databases for o in mariadb(i, ctx, db_configs[i.name])]
-    backing += [o for c in n.buses for o in rabbitmq(c, ctx, bus_configs[c.name])]
+    backing += [o for c in n.buses for o in rabbitmq(n, c, ctx, bus_configs[c.name])]
     backing += memcached(ctx, mc_config)
-    backing += [o for db in n.ovn for o in ovsdb_server(db, ctx, ovn_configs[db.service])]
+    backing += [o for db in n.ovn for o in ovsdb_server(n, db, ctx, ovn_configs[db.service])]
     backing += ovn_northd(ctx, northd_config)
     return [
         Stage("secrets", tuple(secrets)),

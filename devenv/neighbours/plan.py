@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from urllib.parse import urlsplit
 
 from components.render import names
@@ -74,6 +75,20 @@ OVN_DATABASES = (
     OvsdbServer("ovsdbserver-sb", 6642, "OVN_Southbound", "ovnsb_db.db", "/usr/share/ovn/ovn-sb.ovsschema", False),
 )
 OVN_NB, OVN_SB = OVN_DATABASES
+
+
+class Exposure(Enum):
+    """How a Service reaches the data plane. The EDPM nodes reach no ClusterIP and resolve no
+    cluster name: what they use is a LoadBalancer Service on MetalLB's internalapi pool, named
+    <service>.<namespace>.svc in the data plane's DNS (infra-operator's ServiceReconciler, upstream)."""
+
+    # an internal API: one address per namespace, shared with the namespace's other internal APIs
+    # (upstream shares 172.17.0.80 among all of them); traffic policy Cluster, which MetalLB asks of
+    # Services sharing an address with different selectors
+    SHARED = "shared"
+    # its own address, traffic policy Local: the server sees the node's own address as its peer
+    # (RabbitMQ's peer_host, the southbound database's connections)
+    OWN = "own"
 
 
 class PlanError(Exception):
@@ -179,6 +194,18 @@ class Neighbours:
     @property
     def apis(self) -> tuple[Api, ...]:
         return (self.placement, self.glance, self.neutron)
+
+    @property
+    def exposed(self) -> Mapping[str, Exposure]:
+        """The Services the EDPM nodes reach, by name, as upstream's operators expose them:
+        keystone's and each API's internal one (nova-compute's auth_url and the catalog's
+        interface `internal`), every RabbitMQ (a cell's nova-compute uses its cell's bus;
+        upstream exposes each), and OVN's southbound database (ovn-controller and the
+        metadata agent). The public endpoints, memcached, MariaDB and OVN's northbound
+        database stay ClusterIP: no node uses them."""
+        apis = [self.keystone.endpoints["internal"].service, *(a.endpoints["internal"].service for a in self.apis)]
+        own = [*(b.name for b in self.buses), OVN_SB.service]
+        return {**dict.fromkeys(apis, Exposure.SHARED), **dict.fromkeys(own, Exposure.OWN)}
 
 
 @dataclass(frozen=True)
@@ -290,13 +317,21 @@ def namespace_service(host: str, namespace: str) -> str:
     return next((host.removesuffix(s) for s in suffixes if host.endswith(s)), "")
 
 
-def endpoint(url: str, namespace: str, path: str) -> tuple[Endpoint | None, str | None]:
-    """The Service of the namespace that serves `url`, or a problem."""
+def endpoint(url: str, namespace: str, path: str, *, data_plane: bool = False) -> tuple[Endpoint | None, str | None]:
+    """The Service of the namespace that serves `url`, or a problem. A URL the EDPM nodes use
+    (`data_plane`) must name the Service as the data plane's DNS does, <service>.<namespace>.svc:
+    the nodes cannot resolve the cluster's own domain."""
     parts = urlsplit(url)
-    service = namespace_service(parts.hostname or "", namespace)
+    host = parts.hostname or ""
+    service = namespace_service(host, namespace)
     if parts.scheme != "http" or not service or "." in service:
         return None, (
             f"{path} is {url}: the local environment serves only http://<service>.{namespace}.svc[:port] URLs"
+        )
+    if data_plane and host != names.service_host(service, namespace):
+        return None, (
+            f"{path} is {url}: the EDPM nodes use it and resolve only {names.service_host(service, namespace)} "
+            "(the data plane's DNS), not the cluster's domain"
         )
     return Endpoint(url=url, service=service, port=parts.port or 80), None
 
@@ -307,7 +342,7 @@ def _keystone_endpoints(settings: Settings) -> tuple[dict[str, Endpoint], list[s
     problems = []
     for interface, url, key in (("internal", keystone.internal_url, "internalURL"),
                                 ("public", keystone.public_url, "publicURL")):
-        found, problem = endpoint(url, ns, _config_path("nova", "keystone", key))
+        found, problem = endpoint(url, ns, _config_path("nova", "keystone", key), data_plane=interface == "internal")
         if found is not None:
             endpoints[interface] = found
         if problem is not None:
@@ -368,20 +403,24 @@ def _clusters(places: dict[str, dict[str, _Account]], ports: Mapping[str, int]) 
 
 
 def ovn_connection(db: OvsdbServer, namespace: str) -> str:
-    """Where the environment serves one of OVN's databases. The whole name: OVS's and OVN's
-    clients (ovn-controller, python's ovs in the metadata agent and in neutron) resolve it with
-    libunbound, which does not use the resolver's search list, so <service>.<namespace>.svc
-    would not resolve."""
+    """Where the control plane's pods (neutron, ovn-northd) reach one of OVN's databases: its
+    ClusterIP, by the whole name. OVS's and OVN's clients (python's ovs in neutron, ovn-northd)
+    resolve it with libunbound, which does not use the resolver's search list, and the
+    cluster's DNS answers <service>.<namespace>.svc only through that list."""
     return f"tcp:{names.service_host(db.service, namespace)}.cluster.local:{db.port}"
 
 
 def ovn_sb_connection(namespace: str) -> str:
-    return ovn_connection(OVN_SB, namespace)
+    """Where the EDPM nodes (ovn-controller, the metadata agent) reach OVN's southbound database:
+    its LoadBalancer address, by the name the data plane's DNS gives it. That name is a whole
+    name there (dnsmasq answers it as it is), so libunbound resolves it without a search list."""
+    return f"tcp:{names.service_host(OVN_SB.service, namespace)}:{OVN_SB.port}"
 
 
 def _ovn_problems(settings: Settings) -> list[str]:
-    """The stack's southbound database, where it names a Service of the namespace, must be the one
-    the environment serves (an address elsewhere is a real OVN's: nothing to check)."""
+    """The stack's southbound database (the EDPM nodes'), where it names a Service of the namespace,
+    must be the one the environment serves them (an address elsewhere is a real OVN's: nothing to
+    check)."""
     ovn = settings.dataplane.ovn
     if ovn is None:
         return []
@@ -390,8 +429,9 @@ def _ovn_problems(settings: Settings) -> list[str]:
         host, _, _ = entry.removeprefix("tcp:").rpartition(":")
         if namespace_service(host, ns) and entry != served:
             return [f"{_config_path('dataplane', 'ovn', 'sbConnection')} is {ovn.sb_connection}: the local "
-                    f"environment serves OVN's southbound database at {served} (the whole name: OVN's "
-                    "clients resolve it without the search list)"]
+                    f"environment serves OVN's southbound database to the EDPM nodes at {served} (the name "
+                    "the data plane's DNS gives its LoadBalancer address; the nodes cannot resolve the "
+                    "cluster's domain)"]
     return []
 
 

@@ -89,6 +89,29 @@ RULES: dict[str, tuple[dict[str, Any], str, str]] = {
         {"images": {"novaRelease": "33.0.2"}, "nova": {"cellTemplates": CELLS}},
         "openstack-nova:images.novaRelease", "the program does not deploy nova 33.0.2: it renders nova's config "
         "for 27.5.1 (2023.1 antelope), 34.0.0 (2026.2) only"),
+    "the nodes' agents reach their metadata Service through a LoadBalancer": (
+        {"nova": {"cellTemplates": CELLS},
+         "dataplane": {**node_set("cell1"), "ovn": {"sbConnection": "tcp:10.0.0.5:6642"}}},
+        "openstack-nova:nova.metadataServiceTemplate.override.service.spec.type",
+        "from the data plane, which cannot reach a ClusterIP; set LoadBalancer"),
+    "a fixed load-balancer address is one of its pool": (
+        {"kubernetes": {"skipAwait": True, "loadBalancerPools": {"internalapi": ["172.17.0.80-172.17.0.99"]}},
+         "nova": {"cellTemplates": CELLS, "metadataServiceTemplate": {"override": {"service": {
+             "metadata": {"annotations": {"metallb.universe.tf/address-pool": "internalapi",
+                                          "metallb.universe.tf/loadBalancerIPs": "172.17.0.50"}},
+             "spec": {"type": "LoadBalancer"}}}}}},
+        'openstack-nova:nova.metadataServiceTemplate.override.service.metadata.annotations'
+        '["metallb.universe.tf/loadBalancerIPs"]', "172.17.0.50 is not in pool internalapi"),
+    "Services share an address only as MetalLB does": (
+        {"kubernetes": {"skipAwait": True, "loadBalancerPools": {"internalapi": ["172.17.0.80-172.17.0.99"]}},
+         "nova": {"cellTemplates": CELLS, "apiServiceTemplate": {"override": {"service": {
+             "internal": {"metadata": {"annotations": {"metallb.universe.tf/loadBalancerIPs": "172.17.0.80"}},
+                          "spec": {"type": "LoadBalancer"}},
+             "public": {"metadata": {"annotations": {"metallb.universe.tf/loadBalancerIPs": "172.17.0.80"}},
+                        "spec": {"type": "LoadBalancer"}}}}}}},
+        'openstack-nova:nova.apiServiceTemplate.override.service.public.metadata.annotations'
+        '["metallb.universe.tf/loadBalancerIPs"]',
+        "172.17.0.80 is also the address of nova.apiServiceTemplate.override.service.internal"),
     "nova images of the stack's own name their release": (
         {"images": {"api": "registry.example/nova-api:mine"}, "nova": {"cellTemplates": CELLS}},
         "openstack-nova:images.novaRelease", "is required when the stack names nova images of its own (images.api)"),

@@ -125,7 +125,7 @@ def test_the_metadata_agent_is_laid_out_as_upstream(dev_stack: str) -> None:
     rendered = neutron_metadata_agent_files(
         AgentLayout(image=image, sidecar_image=image, sidecar_debug=False, config_dir=AGENT_DIR,
                     lib_dir="/var/lib/neutron"),
-        Ovn(sb_connection="tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642"))
+        Ovn(sb_connection="tcp:ovsdbserver-sb.openstack.svc:6642"))
     secret = base64.b64decode(kubectl_json("get", "secret", "-n", "openstack", "nova-metadata-neutron-config")
                               ["data"]["05-nova-metadata.conf"]).decode()
     for name in NODES:
@@ -181,7 +181,7 @@ def test_the_metadata_agent_would_reach_nova_and_ovn(dev_stack: str) -> None:
         assert (merged["DEFAULT"]["nova_metadata_port"], merged["DEFAULT"]["nova_metadata_protocol"]) == (
             "8775", "http"), name
         assert merged["DEFAULT"]["metadata_proxy_shared_secret"], name
-        assert merged["ovn"]["ovn_sb_connection"] == "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642", name
+        assert merged["ovn"]["ovn_sb_connection"] == "tcp:ovsdbserver-sb.openstack.svc:6642", name
         assert merged["agent"]["root_helper"] == "sudo neutron-rootwrap /etc/neutron/rootwrap.conf", name
         assert merged["ovs"]["ovsdb_connection"] == "tcp:127.0.0.1:6640", name
 

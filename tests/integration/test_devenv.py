@@ -1,9 +1,10 @@
 """The local environment's own behaviour: plugins never downloaded, one clear
 line for each broken set-up, recovery after a killed process, a Ready node
-with cluster DNS that pods and EDPM nodes use."""
+with cluster DNS that pods use, and the data plane's load balancer and DNS."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -12,6 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from tests.integration.boundary import dev_pools, in_pool, resolve_on_node
 from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi, run
 from tests.integration.nova_compute import container, eventually
 
@@ -100,11 +102,32 @@ def test_the_node_is_ready_and_cluster_dns_is_available() -> None:
     assert kubectl_json("-n", "kube-system", "get", "service", "kube-dns")["spec"]["clusterIP"] == CLUSTER_DNS
 
 
-def test_edpm_nodes_resolve_service_names_through_the_cluster_dns() -> None:
-    proc = node("edpm-compute-0", "getent hosts kubernetes.default.svc.cluster.local")
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split()[0] == "10.96.0.1"
-    assert node("edpm-compute-0", "cat /etc/resolv.conf").stdout.splitlines()[0] == f"nameserver {CLUSTER_DNS}"
+def test_a_load_balancer_service_gets_a_pool_address_and_the_data_planes_dns_follows_it() -> None:
+    """MetalLB assigns an annotated LoadBalancer Service an address of its pool; the data plane's
+    dnsmasq answers its name on the nodes with that address while it exists, and no longer once
+    it is deleted."""
+    ns, host = "boundary-probe", "probe.boundary-probe.svc"
+    run("kubectl", "create", "namespace", ns)
+    try:
+        run("kubectl", "apply", "-f", "-", input=json.dumps({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "probe", "namespace": ns, "annotations": {
+                "metallb.universe.tf/address-pool": "internalapi",
+                "dnsmasq.network.openstack.org/hostname": host}},
+            "spec": {"type": "LoadBalancer", "ports": [{"port": 7, "protocol": "TCP"}]}}))
+
+        def assigned() -> list[str]:
+            found = kubectl_json("get", "service", "probe", "-n", ns)
+            return [i["ip"] for i in found.get("status", {}).get("loadBalancer", {}).get("ingress") or []]
+
+        address = eventually(assigned, bool, seconds=60, interval=1)
+        assert len(address) == 1 and in_pool(address[0], dev_pools()["internalapi"]), address
+        answered = eventually(lambda: resolve_on_node("edpm-compute-0", host), bool, seconds=30, interval=1)
+        assert answered == address, (answered, address)
+    finally:
+        run("kubectl", "delete", "namespace", ns, "--wait=true")
+    gone = eventually(lambda: resolve_on_node("edpm-compute-0", host), lambda a: not a, seconds=30, interval=1)
+    assert gone == [], gone
 
 
 def test_a_killed_kubelet_is_recovered_by_the_next_start() -> None:

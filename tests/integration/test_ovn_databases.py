@@ -1,6 +1,7 @@
 """OVN's central databases, a neighbour of the local environment: an ovsdb-server each behind
-ovn-operator's Service names, reached from another pod at what the stack config names, as
-ovn-controller (C, libunbound) and the metadata agent (python's ovs) reach them."""
+ovn-operator's Service names, reached from another pod by their whole cluster names (as neutron
+and ovn-northd reach them), and the southbound one from the test nodes at what the stack config
+names, as ovn-controller (C, libunbound) and the metadata agent (python's ovs) reach it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 import pytest
 import yaml
 
-from tests.integration.local_env import ROOT, run
+from tests.integration.local_env import NODES, ROOT, node, run
 
 NB, SB = "ovsdbserver-nb", "ovsdbserver-sb"
 # How the metadata agent connects (ovsdbapp over python's ovs): list the server's databases.
@@ -49,14 +50,17 @@ def test_each_database_answers_at_its_service(dev_neighbours: str, service: str,
     assert set(json.loads(by_agent.strip().splitlines()[-1])) == {database, "_Server"}
 
 
-def test_the_dev_stacks_southbound_connection_reaches_the_southbound_database(dev_neighbours: str) -> None:
+def test_the_dev_stacks_southbound_connection_reaches_the_southbound_database_from_the_nodes(
+        dev_neighbours: str) -> None:
+    """The stack's connection is the nodes': its name resolves through the node's resolver (the
+    data plane's DNS) to the database's LoadBalancer address, with libunbound as ovn-controller
+    resolves it (the metadata agent's python ovs resolves so too, through python3-unbound)."""
     config = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())["config"]
     connection = config["openstack-nova:dataplane"]["ovn"]["sbConnection"]
-    # as ovn-controller resolves and connects, and as the metadata agent does
-    listed = from_other_pod(dev_neighbours, SB, "ovsdb-client", "--timeout=30", "list-dbs", connection)
-    assert set(listed.split()) == {"OVN_Southbound", "_Server"}
-    by_agent = from_other_pod(dev_neighbours, SB, "python3", "-c", AGENT_CONNECT, connection)
-    assert set(json.loads(by_agent.strip().splitlines()[-1])) == {"OVN_Southbound", "_Server"}
+    assert connection == f"tcp:{SB}.{dev_neighbours}.svc:6642"
+    for name in NODES:
+        listed = node(name, f"ovsdb-client --timeout=30 list-dbs {connection}")
+        assert set(listed.stdout.split()) == {"OVN_Southbound", "_Server"}, (name, listed.stderr)
 
 
 def test_the_southbound_database_keeps_what_a_node_registers(dev_neighbours: str) -> None:

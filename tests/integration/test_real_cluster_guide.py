@@ -2,7 +2,8 @@
 namespace of its own, with its own state backend and passphrase, that sets only what the
 guide tells a user to set. The local environment's neighbours in namespace `openstack`
 play the user's existing services: reached through ExternalName Services by their DNS
-names, given the databases, bus users, vhosts, Keystone user and region the guide says to
+names (and the bus from the data plane through the guide's LoadBalancer Service in front of
+the broker's pod), given the databases, bus users, vhosts, Keystone user and region the guide says to
 create. Every command the guide shows is checked to stand in it, then run with the
 placeholders filled in. The node it adds is borrowed from the dev stack, which gets it back
 at the end (as the CI example stack does: tests/integration/test_dataplane.py)."""
@@ -225,6 +226,8 @@ def _prepare(tmp: Path, dev: dict[str, Any]) -> Estate:
         "<bus service>": "rabbitmq",
         "<memcached service>": "memcached",
         "<OVN southbound connection>": dev["dataplane"]["ovn"]["sbConnection"],
+        "<internalapi pool>": "internalapi",
+        "<internalapi pool addresses>": dev["kubernetes"]["loadBalancerPools"]["internalapi"][0],
         "<node set>": "edpm-guide",
         "<ansible user>": "cloud-admin",  # passwordless sudo on the test nodes, as upstream's cloud-admin
         "<private key file>": f"{ENV['OPENSTACK_NOVA_ENV']}/ssh/id_ed25519",
@@ -251,6 +254,7 @@ def _prepare(tmp: Path, dev: dict[str, Any]) -> Estate:
     estate.values["<database host name>"] = f"{estate.instance}.{NS}.svc.cluster.local"
     estate.values["<bus host name>"] = f"{estate.cluster}.{NS}.svc.cluster.local"
     estate.values["<memcached host name>"] = f"memcached.{NS}.svc.cluster.local"
+    estate.values["<bus address>"] = kubectl_json("get", "pod", f"{estate.cluster}-0", "-n", NS)["status"]["podIP"]
     return estate
 
 
@@ -262,6 +266,13 @@ def _existing_services(estate: Estate) -> None:
     for kind in ("database", "bus", "memcached"):
         estate.command(f"kubectl create service externalname <{kind} service> -n <namespace> "
                        f"--external-name <{kind} host name>")
+    # the bus from the data plane: the guide's Service and EndpointSlice in front of the broker
+    exposed = [body for lang, body in FENCE.findall(guide_text())
+               if lang == "yaml" and yaml.safe_load(body).get("kind") in ("Service", "EndpointSlice")]
+    assert len(exposed) == 2, "docs/real-cluster.md shows the bus's Service and EndpointSlice"
+    argv, _ = guide_command("kubectl apply -f -", values)
+    for body in exposed:
+        run(*argv, input=fill(body, values))
     (statements,) = [body for lang, body in FENCE.findall(guide_text()) if lang == "sql"]
     sql(estate.instance, fill(statements, values))
     for template in ("rabbitmqctl add_vhost nova", "rabbitmqctl add_vhost nova-cell1",

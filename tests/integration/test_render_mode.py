@@ -48,7 +48,9 @@ def render_config(dev: Path, namespace: str, directory: Path) -> str:
     document = yaml.safe_load(dev.read_text())
     config = document["config"]
     config["openstack-nova:namespace"] = namespace
-    config["openstack-nova:kubernetes"] = {"mode": "render", "renderDir": str(directory)}
+    # the cluster's load-balancer pools stay: the metadata Service's override names one
+    pools = config["openstack-nova:kubernetes"]["loadBalancerPools"]
+    config["openstack-nova:kubernetes"] = {"mode": "render", "renderDir": str(directory), "loadBalancerPools": pools}
     del config["openstack-nova:dataplane"]
     return yaml.safe_dump(document)
 

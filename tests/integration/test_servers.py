@@ -2,17 +2,21 @@
 cell on that cell's compute, its libvirt domain runs with the CPU the stack's
 config asks for (the CI job's `cpu_mode = custom`, `cpu_models = Nehalem`, or
 the rendered default), it live-migrates between the two computes of a cell over
-the transport the program configured, and deleting it leaves no domain and no
-allocation behind."""
+the transport the program configured, its noVNC console reaches its guest's
+VNC server on the node through the cell's proxy, and deleting it leaves no
+domain and no allocation behind."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from tests.integration.console import novnc_url, open_through_proxy, proxy_connections, proxyclient_address, vnc_port
 from tests.integration.local_env import NODES, node, openstack
 from tests.integration.nova_compute import eventually
 from tests.integration.stacks import Stack
@@ -115,6 +119,28 @@ def test_deleting_servers_leaves_no_domain_and_no_allocation(dev_stack: str, ser
     delete(server)
     assert all(server["id"] not in guests(n) for n in NODES)
     assert not allocations(server["id"])
+
+
+def test_a_servers_novnc_console_reaches_its_guests_vnc_server_on_the_node_through_the_cells_proxy(
+        dev_stack: str, servers: Servers) -> None:
+    """As a user's browser opens the console: the URL nova hands out names the noVNC proxy of the
+    server's cell; a WebSocket opened with it from inside the cluster is answered by that proxy,
+    which connects to the guest's VNC server on the node's ctlplane address (the compute's
+    server_proxyclient_address) and relays what QEMU says first, its RFB version."""
+    for host in NODES:
+        server = servers.boot(host)
+        cell = CELL_OF[host]
+        url = novnc_url(server["id"])
+        service = f"nova-novncproxy-{cell}-public"
+        assert url.startswith(f"http://{service}.openstack.svc:6080/vnc_lite.html?"), url
+        port = vnc_port(host, server["id"])
+        since = (datetime.now(UTC) - timedelta(seconds=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        reply = open_through_proxy(url)
+        assert (reply.status, reply.accepted, reply.protocol) == (101, True, "binary"), reply
+        assert re.fullmatch(r"RFB \d{3}\.\d{3}\n", reply.greeting), reply
+        # the proxy reached the guest's VNC server on the node itself, not some other
+        address = proxyclient_address(host)
+        assert (address, port) in proxy_connections(service, since), (address, port)
 
 
 @pytest.mark.long

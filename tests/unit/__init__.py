@@ -28,3 +28,7 @@ EXTRA_MOUNTS = [
      "volumes": [{"name": "cell1-extra", "emptyDir": {}}],
      "mounts": [{"name": "cell1-extra", "mountPath": "/var/lib/cell1"}]},
 ]
+
+# A metadataServiceTemplate whose Service the EDPM nodes' metadata agents reach: a LoadBalancer (required
+# when a node set runs neutron-metadata).
+LOAD_BALANCER = {"override": {"service": {"spec": {"type": "LoadBalancer"}}}}

@@ -15,7 +15,7 @@ import pytest
 
 from components.settings import Settings
 from components.stackconfig import load
-from tests.unit import EXTRA_MOUNTS, KNOWN_HOSTS
+from tests.unit import EXTRA_MOUNTS, KNOWN_HOSTS, LOAD_BALANCER
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -365,7 +365,8 @@ def _two_node_sets(tmp_path: Any, configs: dict[str, Any] | None = None,
         return {"cell": "cell1", "nodes": {node: {"ansibleHost": address, "ansibleVars": node_vars}},
                 "nodeTemplate": {**template, **({"timeouts": timeouts} if timeouts else {})}}
 
-    raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "images": images or {}, "dataplane": {
+    raw: dict[str, Any] = {"kubernetes": {"skipAwait": True}, "images": images or {},
+                           "nova": {"metadataServiceTemplate": LOAD_BALANCER}, "dataplane": {
         "ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "migrationSSHKey": MIGRATION_KEY,
         **({"libvirt": libvirt} if libvirt else {}),
         "nodeSets": {
@@ -545,7 +546,8 @@ def _alike_and_not(tmp_path: Any) -> dict[str, Any]:
              "n4": {"ansibleHost": "192.168.122.101", "customServiceConfig": {"nova": "[neutron]\npassword = pw\n"}}}
     tls = {"t0": {"ansibleHost": "192.168.122.102"}, "t1": {"ansibleHost": "192.0.2.10"}}
     raw = {"kubernetes": {"skipAwait": True},
-           "nova": {"cellTemplates": {"cell0": {}, "cell1": {}, "cell2": {}}}, "dataplane": {
+           "nova": {"cellTemplates": {"cell0": {}, "cell1": {}, "cell2": {}}, "metadataServiceTemplate": LOAD_BALANCER},
+           "dataplane": {
         "ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "migrationSSHKey": MIGRATION_KEY,
         "nodeSets": {"plain": {"cell": "cell1", "nodes": plain, "nodeTemplate": template},
                      "tls": {"cell": "cell1", "nodes": tls, "nodeTemplate": template, "tlsEnabled": True}}}}
@@ -749,7 +751,7 @@ def _node_sets_with_ceph(tmp_path: Any) -> list[Any]:
         return {"cell": "cell1", "nodes": {node: {"ansibleHost": address}},
                 "nodeTemplate": {"ansibleSSHPrivateKeyFile": str(key), "knownHostsFile": KNOWN_HOSTS}}
 
-    raw = {"kubernetes": {"skipAwait": True},
+    raw = {"kubernetes": {"skipAwait": True}, "nova": {"metadataServiceTemplate": LOAD_BALANCER},
            "dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "migrationSSHKey": MIGRATION_KEY,
                          "nodeSets": {"ceph": node_set("n0", "192.0.2.10"), "plain": node_set("n1", "192.0.2.11")}},
            "extraMounts": [{"propagation": ["ceph"],

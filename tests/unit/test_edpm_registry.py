@@ -25,7 +25,7 @@ from components.edpm.context import ControlPlaneFiles
 from components.settings import ServiceSpecs, SettingsError
 from components.settings import load as load_settings
 from components.stackconfig import load
-from tests.unit import KNOWN_HOSTS, edpm_greeting
+from tests.unit import KNOWN_HOSTS, LOAD_BALANCER, edpm_greeting
 from tests.unit.test_components import PLAYBOOK_RUN, RecordingMocks, _all_runs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +73,8 @@ def _config(**node_sets: dict[str, Any]) -> dict[str, Any]:
                 "nodes": {f"n-{address.rsplit('.', 1)[1]}": {"ansibleHost": address}}, **extra}
 
     addresses = iter(("192.168.122.100", "192.168.122.101"))
-    return {"dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+    return {"nova": {"metadataServiceTemplate": LOAD_BALANCER},
+            "dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
                           "nodeSets": {name: node_set(next(addresses), **extra) for name, extra in node_sets.items()}}}
 
 

@@ -16,7 +16,7 @@ import yaml
 
 from components.stackconfig import load
 from devenv.neighbours import envsecrets, kube, manifests, plan, render, stackconfig
-from devenv.neighbours.deploy import image_tag
+from devenv.neighbours.deploy import image_tag, wait_for
 from tests.unit.fresh import HASH_SEEDS, printed_by_new_interpreters
 
 CELLS = ("cell1", "cell2")
@@ -147,8 +147,11 @@ def test_ovn_databases_are_served_under_ovn_operators_names():
     n, _ = neighbours_of(nova_config())
     assert [(d.service, d.port, d.database) for d in n.ovn] == [
         ("ovsdbserver-nb", 6641, "OVN_Northbound"), ("ovsdbserver-sb", 6642, "OVN_Southbound")]
+    # the control plane's pods: the ClusterIPs, by the whole name (libunbound, no search list)
     assert [plan.ovn_connection(d, "openstack") for d in n.ovn] == [
         "tcp:ovsdbserver-nb.openstack.svc.cluster.local:6641", "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642"]
+    # the EDPM nodes: the southbound LoadBalancer, by the name the data plane's DNS answers as it is
+    assert plan.ovn_sb_connection("openstack") == "tcp:ovsdbserver-sb.openstack.svc:6642"
 
 
 def with_sb_connection(connection: str) -> Any:
@@ -157,7 +160,7 @@ def with_sb_connection(connection: str) -> Any:
 
 
 @pytest.mark.parametrize("connection", [
-    "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642",
+    "tcp:ovsdbserver-sb.openstack.svc:6642",
     # a real OVN outside the cluster: the environment has nothing to say about it
     "tcp:10.0.0.5:6642,tcp:ovn.example.com:6642",
     "unix:/run/ovn/ovnsb_db.sock",
@@ -168,11 +171,11 @@ def test_a_southbound_database_the_environment_serves_or_one_outside_it_is_accep
 
 
 @pytest.mark.parametrize("connection", [
-    # OVN's clients resolve names with libunbound, without the search list: this would not resolve
-    "tcp:ovsdbserver-sb.openstack.svc:6642",
-    "tcp:ovsdbserver-nb.openstack.svc.cluster.local:6642",
-    "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6641",
-    "tcp:10.0.0.5:6642,tcp:ovn-sb.openstack.svc.cluster.local:6642",
+    # the cluster's domain: the nodes' resolver (the data plane's DNS) does not know it
+    "tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642",
+    "tcp:ovsdbserver-nb.openstack.svc:6642",
+    "tcp:ovsdbserver-sb.openstack.svc:6641",
+    "tcp:10.0.0.5:6642,tcp:ovn-sb.openstack.svc:6642",
 ])
 def test_a_southbound_database_in_the_namespace_other_than_the_served_one_is_reported(connection):
     settings = with_sb_connection(connection)
@@ -180,8 +183,8 @@ def test_a_southbound_database_in_the_namespace_other_than_the_served_one_is_rep
         plan.plan(settings, env_for(settings).passwords, "dev")
     assert raised.value.problems == (
         f"dataplane.ovn.sbConnection is {connection}: the local environment serves OVN's southbound database "
-        "at tcp:ovsdbserver-sb.openstack.svc.cluster.local:6642 (the whole name: OVN's clients resolve it without "
-        "the search list)",)
+        "to the EDPM nodes at tcp:ovsdbserver-sb.openstack.svc:6642 (the name the data plane's DNS gives its "
+        "LoadBalancer address; the nodes cannot resolve the cluster's domain)",)
 
 
 def test_the_example_stacks_name_the_southbound_database_the_environment_serves():
@@ -248,6 +251,21 @@ def test_a_keystone_url_outside_the_namespace_is_reported():
     nova["keystone"]["internalURL"] = "https://keystone.example.com:5000"
     (problem,) = problems_of(nova)
     assert problem.startswith("nova.keystone.internalURL is https://keystone.example.com:5000")
+
+
+def test_keystones_internal_url_must_be_the_name_the_data_plane_resolves():
+    """nova-compute's auth_url on the nodes: the data plane's DNS answers <service>.<namespace>.svc only."""
+    nova = nova_config()
+    nova["keystone"]["internalURL"] = "http://keystone-internal.openstack.svc.cluster.local:5000"
+    (problem,) = problems_of(nova)
+    assert problem == (
+        "nova.keystone.internalURL is http://keystone-internal.openstack.svc.cluster.local:5000: the EDPM nodes use "
+        "it and resolve only keystone-internal.openstack.svc (the data plane's DNS), not the cluster's domain")
+    # the public one: only the control plane's pods use it
+    nova = nova_config()
+    nova["keystone"]["publicURL"] = "http://keystone-public.openstack.svc.cluster.local:5000"
+    n, _ = neighbours_of(nova)
+    assert n.keystone.endpoints["public"].service == "keystone-public"
 
 
 def test_a_cluster_on_two_ports_is_reported():
@@ -373,6 +391,130 @@ def host_paths(obj: dict[str, Any]) -> dict[str, tuple[str, str]]:
 def services(stages: list[manifests.Stage]) -> dict[str, tuple[int, dict[str, str]]]:
     return {o["metadata"]["name"]: (o["spec"]["ports"][0]["port"], o["spec"]["selector"])
             for s in stages for o in s.objects if o["kind"] == "Service"}
+
+
+# ---- what the EDPM nodes reach: LoadBalancer Services on MetalLB's internalapi pool ------------
+
+
+def all_services(stages: list[manifests.Stage]) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for s in stages for o in s.objects if o["kind"] == "Service"}
+
+
+INTERNAL_APIS = {"keystone-internal": 5000, "placement-internal": 8778, "glance-default-internal": 9292,
+                 "neutron-internal": 9696}
+OWN_ADDRESS = {"rabbitmq": 5672, "rabbitmq-cell1": 5672, "rabbitmq-cell2": 5672, "ovsdbserver-sb": 6642}
+
+
+def test_exactly_the_services_the_nodes_use_are_load_balancers(rendered):
+    stages, n, _ = rendered
+    found = all_services(stages)
+    balanced = {name for name, svc in found.items() if svc["spec"]["type"] == "LoadBalancer"}
+    assert balanced == set(INTERNAL_APIS) | set(OWN_ADDRESS) == set(n.exposed)
+    # public endpoints, memcached, MariaDB and OVN's northbound database stay inside the cluster
+    assert {name for name, svc in found.items() if svc["spec"]["type"] == "ClusterIP"} == {
+        "keystone-public", "placement-public", "glance-default-public", "neutron-public", "memcached",
+        "openstack", "openstack-cell1", "openstack-cell2", "ovsdbserver-nb"}
+    for name, svc in found.items():
+        if name not in balanced:
+            assert "annotations" not in svc["metadata"] and "externalTrafficPolicy" not in svc["spec"], name
+
+
+def test_internal_apis_share_one_address_per_namespace_with_cluster_traffic_policy(rendered):
+    stages, _, _ = rendered
+    found = all_services(stages)
+    for name, port in INTERNAL_APIS.items():
+        svc = found[name]
+        assert svc["metadata"]["annotations"] == {
+            "metallb.universe.tf/address-pool": "internalapi",
+            "metallb.universe.tf/allow-shared-ip": "internalapi-openstack",
+            "dnsmasq.network.openstack.org/hostname": f"{name}.openstack.svc",
+        }, name
+        # MetalLB shares an address only among Services that are all Cluster (their selectors differ)
+        assert svc["spec"]["externalTrafficPolicy"] == "Cluster"
+        assert svc["spec"]["ports"] == [{"name": "http", "port": port, "targetPort": port, "protocol": "TCP"}]
+        assert "loadBalancerIP" not in svc["spec"]  # MetalLB picks it: two stacks' namespaces run at once
+    # one shared address needs distinct ports
+    assert len(set(INTERNAL_APIS.values())) == len(INTERNAL_APIS)
+
+
+def test_each_bus_and_the_southbound_database_get_an_address_of_their_own_that_keeps_the_peers(rendered):
+    stages, _, _ = rendered
+    found = all_services(stages)
+    for name, port in OWN_ADDRESS.items():
+        svc = found[name]
+        assert svc["metadata"]["annotations"] == {
+            "metallb.universe.tf/address-pool": "internalapi",
+            "dnsmasq.network.openstack.org/hostname": f"{name}.openstack.svc",
+        }, name
+        # Local: RabbitMQ's peer_host and the southbound database's connections show the node's address
+        assert svc["spec"]["externalTrafficPolicy"] == "Local"
+        assert svc["spec"]["ports"][0]["port"] == port
+
+
+def test_the_sharing_key_is_the_namespaces():
+    assert manifests.load_balancer("keystone-internal", "openstack-lm", plan.Exposure.SHARED) == {
+        "annotations": {"metallb.universe.tf/address-pool": "internalapi",
+                        "metallb.universe.tf/allow-shared-ip": "internalapi-openstack-lm",
+                        "dnsmasq.network.openstack.org/hostname": "keystone-internal.openstack-lm.svc"},
+        "traffic_policy": "Cluster"}
+    assert manifests.load_balancer("memcached", "openstack", None) is None
+
+
+def test_a_keystone_service_serving_both_interfaces_is_exposed():
+    nova = nova_config()
+    nova["keystone"]["publicURL"] = "http://keystone-internal.openstack.svc:5000"
+    n, _ = neighbours_of(nova)
+    assert n.exposed["keystone-internal"] is plan.Exposure.SHARED and "keystone-public" not in n.exposed
+
+
+def test_the_catalog_hands_the_nodes_names_of_exposed_services(rendered):
+    """nova-compute finds placement, glance and neutron through the catalog, interface internal."""
+    stages, n, _ = rendered
+    setup = json.loads(secret_named(stages, "keystone-setup")["keystone-setup.json"])
+    for service in setup["services"]:
+        url = service["endpoints"]["internal"]
+        host = url.split("//")[1].split(":")[0]
+        assert host.endswith(".openstack.svc") and n.exposed[host.removesuffix(".openstack.svc")] \
+            is plan.Exposure.SHARED, url
+    assert n.keystone.internal_url == "http://keystone-internal.openstack.svc:5000"
+
+
+class FakeKube:
+    def __init__(self, statuses: list[dict[str, Any]]) -> None:
+        self.statuses = statuses
+        self.asked: list[tuple[str, ...]] = []
+
+    def get_json(self, *args: str) -> dict[str, Any]:
+        self.asked.append(args)
+        return self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
+
+
+def test_a_load_balancer_is_ready_once_metallb_gave_it_an_address(monkeypatch):
+    monkeypatch.setattr(kube.time, "sleep", lambda _: None)
+    assigned = {"status": {"loadBalancer": {"ingress": [{"ip": "172.17.0.81"}]}}}
+    fake = FakeKube([{"status": {"loadBalancer": {}}}, assigned])
+    found = kube.Kubectl.wait_load_balancer(fake, "rabbitmq-cell1", 120)
+    assert found == "172.17.0.81"
+    assert fake.asked == [("service", "rabbitmq-cell1")] * 2
+
+
+def test_a_load_balancer_without_an_address_fails_naming_the_service(monkeypatch):
+    monkeypatch.setattr(kube.time, "sleep", lambda _: None)
+    fake = FakeKube([{"spec": {"type": "LoadBalancer"}, "status": {"loadBalancer": {}}}])
+    with pytest.raises(kube.WaitError) as raised:
+        kube.Kubectl.wait_load_balancer(fake, "keystone-internal", 0)
+    assert raised.value.line == ("MetalLB assigned no address to Service keystone-internal in 0 s: "
+                                 "is MetalLB running (make status)?")
+
+
+def test_the_deploy_waits_for_the_address_of_load_balancers_only(rendered):
+    stages, _, _ = rendered
+    found = all_services(stages)
+    waited: list[str] = []
+    fake = SimpleNamespace(wait_load_balancer=lambda name, timeout: waited.append(name) or "172.17.0.80")
+    assert wait_for(fake, found["keystone-internal"]) == "172.17.0.80"
+    assert wait_for(fake, found["keystone-public"]) is None
+    assert waited == ["keystone-internal"]
 
 
 def test_mariadb_glance_and_ovns_northbound_database_keep_their_data_in_the_namespaces_host_directory(rendered):

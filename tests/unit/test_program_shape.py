@@ -2,7 +2,8 @@
 program under mocks registers the same resources (URN, type, parent, dependencies, provider, aliases)
 with the same inputs as the recording in tests/unit/data/program_shape/, made from the program before
 its EDPM services became one unit each and recorded again only for changes meant to change the stack
-(the Keystone registration script's text, cf4f740; libvirt's daemons' log filters at warning level;
+(the Keystone registration script's text, cf4f740; libvirt's daemons' log filters at warning level; the
+dev stack's metadata Service a LoadBalancer and its OVN database by its data-plane name;
 tests/unit/program_shape.py says how)."""
 
 from __future__ import annotations

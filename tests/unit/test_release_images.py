@@ -123,7 +123,8 @@ def test_the_older_release_stack_borrows_one_node_and_runs_nova_compute_there_as
     raw = _stack()
     others = [yaml.safe_load(p.read_text())["config"] for p in (ROOT / "stacks").glob("Pulumi.*.yaml") if p != STACK]
     assert raw["namespace"] not in {c.get(f"{PREFIX}namespace") for c in others}
-    assert raw["dataplane"]["ovn"]["sbConnection"] == f"tcp:ovsdbserver-sb.{raw['namespace']}.svc.cluster.local:6642"
+    # its own OVN database, by the name the data plane's DNS serves (<svc>.<namespace>.svc)
+    assert raw["dataplane"]["ovn"]["sbConnection"] == f"tcp:ovsdbserver-sb.{raw['namespace']}.svc:6642"
     (node_set,) = raw["dataplane"]["nodeSets"].values()
     assert list(node_set["nodes"]) == ["edpm-compute-1"]
     # the roles as on a user's node: no role variable but the node's python; nova's libvirt
@@ -225,7 +226,7 @@ def test_the_nodes_image_store_is_keyed_by_podmans_version_and_every_tarball(tmp
 def test_the_nodes_boot_with_todays_image_and_every_built_release_in_their_store(tmp_path: Path) -> None:
     devenv = tmp_path / "devenv"
     (devenv / "hosts").mkdir(parents=True)
-    for name in ("nodes.sh", "lib.sh"):
+    for name in ("nodes.sh", "lib.sh", "network.env"):
         (devenv / name).write_text((ROOT / "devenv" / name).read_text())
 
     def stub(path: Path, cases: str) -> None:

@@ -35,7 +35,7 @@ from components.settings import TOP_LEVEL_KEYS, MessageBus, Settings
 from components.settings.customconfig import parse
 from components.settings.releases import RELEASES
 from components.stackconfig import load
-from tests.unit import KNOWN_HOSTS, LOCAL_IMAGES_RELEASE
+from tests.unit import KNOWN_HOSTS, LOAD_BALANCER, LOCAL_IMAGES_RELEASE
 from tests.unit.fresh import HASH_SEEDS, printed_by_new_interpreters
 from tests.unit.rendered import credentials, nova_confs, stack
 
@@ -657,6 +657,7 @@ def test_another_process_renders_the_same_files(settings: Settings, creds: Crede
 
 def test_extra_files_layer_node_set_then_node() -> None:
     raw = {
+        "nova": {"metadataServiceTemplate": LOAD_BALANCER},
         "dataplane": {
             "ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
             "nodeSets": {
@@ -713,7 +714,8 @@ def test_keystone_registration_files(settings: Settings) -> None:
 
 
 def test_known_hosts_name_each_node_as_peers_reach_it() -> None:
-    raw = {"dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "nodeSets": {
+    raw = {"nova": {"metadataServiceTemplate": LOAD_BALANCER}, "dataplane": {
+        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "nodeSets": {
         "a": {"nodeTemplate": {"ansibleSSHPrivateKey": "k", "knownHostsFile": KNOWN_HOSTS},
               "nodes": {"c1": {"ansibleHost": "10.0.0.2"},
                         "c0": {"ansibleHost": "10.0.0.1", "hostName": "c0.example"}}},

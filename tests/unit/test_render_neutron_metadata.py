@@ -21,7 +21,7 @@ from components.render import AgentLayout, agent_layout, neutron_metadata_agent_
 from components.render.engine import render
 from components.settings import TOP_LEVEL_KEYS, Ovn
 from components.stackconfig import load
-from tests.unit import KNOWN_HOSTS
+from tests.unit import KNOWN_HOSTS, LOAD_BALANCER
 from tests.unit.quadlet import render_unit, role_vars
 from tests.unit.test_render import ini
 
@@ -93,7 +93,8 @@ def test_kolla_starts_the_agent_with_rootwrap_in_place(files: dict[str, str]) ->
 
 
 def _node_set(node_set_vars: dict[str, Any], node_vars: dict[str, Any], snippet: str = "") -> Any:
-    raw = {"dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "nodeSets": {"edpm": {
+    raw = {"nova": {"metadataServiceTemplate": LOAD_BALANCER}, "dataplane": {
+        "ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "nodeSets": {"edpm": {
         "nodeTemplate": {"ansibleSSHPrivateKey": "k", "knownHostsFile": KNOWN_HOSTS, "ansibleVars": node_set_vars},
         "customServiceConfig": {"neutron-metadata": snippet},
         "nodes": {"c0": {"ansibleHost": "10.0.0.1", "ansibleVars": node_vars,

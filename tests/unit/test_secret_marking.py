@@ -16,6 +16,7 @@ import pytest
 
 from components.ansible_runner import playbook
 from components.ansible_runner.playbook import PlaybookRun, _PlaybookProvider, roles_fingerprint
+from tests.unit import LOAD_BALANCER
 from tests.unit.engine import EngineMonitor, Registration, in_clear, is_secret, name_of, secret
 from tests.unit.test_components import RecordingMocks, settings
 from tests.unit.test_playbook import PROPS
@@ -86,7 +87,7 @@ def _metadata_per_cell(tmp_path: Path) -> dict[str, Any]:
     config = _dev_config(tmp_path)
     config["nova"]["metadataServiceTemplate"] = {"enabled": False}
     for cell in ("cell1", "cell2"):
-        config["nova"]["cellTemplates"][cell]["metadataServiceTemplate"] = {"enabled": True}
+        config["nova"]["cellTemplates"][cell]["metadataServiceTemplate"] = {"enabled": True, **LOAD_BALANCER}
     return config
 
 

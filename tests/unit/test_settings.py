@@ -20,14 +20,15 @@ from components.settings import (
     propagates,
 )
 from components.stackconfig import load
-from tests.unit import KNOWN_HOSTS
+from tests.unit import KNOWN_HOSTS, LOAD_BALANCER
 
 P = "openstack-nova:"
 ALL_SECRET = TOP_LEVEL_KEYS
 
 
 def good_config() -> dict[str, Any]:
-    """Two compute cells, per-cell metadata, two node sets, an extra mount."""
+    """Two compute cells, per-cell metadata (LoadBalancers the nodes' agents reach), two node sets, an extra
+    mount."""
     return {
         "namespace": "openstack",
         "nova": {
@@ -39,9 +40,9 @@ def good_config() -> dict[str, Any]:
             "apiServiceTemplate": {"replicas": 2, "customServiceConfig": "[DEFAULT]\ndebug = false\n"},
             "cellTemplates": {
                 "cell0": {"cellDatabase": {"password": "c0"}},
-                "cell1": {"metadataServiceTemplate": {"enabled": True}},
+                "cell1": {"metadataServiceTemplate": {"enabled": True, **LOAD_BALANCER}},
                 "cell2": {"hasAPIAccess": False, "conductorServiceTemplate": {"replicas": 0},
-                          "metadataServiceTemplate": {"enabled": True}},
+                          "metadataServiceTemplate": {"enabled": True, **LOAD_BALANCER}},
             },
         },
         "dataplane": {
@@ -887,7 +888,7 @@ def test_the_metadata_agent_needs_a_metadata_service_for_each_nodes_cell() -> No
     assert problems == {"openstack-nova:dataplane.nodeSets.edpm-a.services": (
         "neutron-metadata needs a metadata service for compute-1; enable nova.metadataServiceTemplate or "
         "nova.cellTemplates.cell2.metadataServiceTemplate")}
-    top_level = with_change("nova.metadataServiceTemplate.enabled", True,
+    top_level = with_change("nova.metadataServiceTemplate", {"enabled": True, **LOAD_BALANCER},
                             with_change("nova.cellTemplates.cell2.metadataServiceTemplate.enabled", False))
     top_level["nova"]["cellTemplates"]["cell1"]["metadataServiceTemplate"]["enabled"] = False
     assert load(top_level, secret_keys=ALL_SECRET, catalog=None).nova.metadata.enabled

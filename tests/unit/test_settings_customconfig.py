@@ -10,7 +10,7 @@ import pytest
 from components.settings import OptionCatalog, SettingsError
 from components.settings.customconfig import check, secret_options
 from components.stackconfig import load
-from tests.unit import KNOWN_HOSTS
+from tests.unit import KNOWN_HOSTS, LOAD_BALANCER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,6 +100,7 @@ def test_load_reports_snippet_problems_at_their_path() -> None:
 
 def test_dataplane_snippets_are_checked() -> None:
     raw: dict[str, Any] = {
+        "nova": {"metadataServiceTemplate": LOAD_BALANCER},
         "dataplane": {
             "ovn": {"sbConnection": "tcp:172.17.0.30:6642"},
             "nodeSets": {
@@ -176,9 +177,10 @@ def test_secret_options_are_the_catalogs_or_named_so() -> None:
 
 def _node_snippets(nova: str, neutron: str = "") -> dict[str, Any]:
     node = {"ansibleHost": "10.0.0.1", "customServiceConfig": {"nova": nova, "neutron-metadata": neutron}}
-    return {"dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "nodeSets": {"edpm": {
-        "nodeTemplate": {"ansibleSSHPrivateKeyFile": KNOWN_HOSTS, "knownHostsFile": KNOWN_HOSTS},  # any file
-        "nodes": {"c0": node}}}}}
+    return {"nova": {"metadataServiceTemplate": LOAD_BALANCER},
+            "dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"}, "nodeSets": {"edpm": {
+                "nodeTemplate": {"ansibleSSHPrivateKeyFile": KNOWN_HOSTS, "knownHostsFile": KNOWN_HOSTS},  # any file
+                "nodes": {"c0": node}}}}}
 
 
 def test_a_snippet_with_a_secret_must_be_a_pulumi_secret() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from components.settings import MountedFiles, Settings, SettingsError
 from components.stackconfig import load
-from tests.unit import KNOWN_HOSTS
+from tests.unit import KNOWN_HOSTS, LOAD_BALANCER
 
 P = "openstack-nova:"
 CEPH_SECRET = {"name": "ceph", "secret": {"secretName": "ceph-conf-files"}}
@@ -27,7 +27,8 @@ def node_set(address: str, **extra: Any) -> dict[str, Any]:
 def config(*mounts: dict[str, Any], a: dict[str, Any] | None = None, b: dict[str, Any] | None = None,
            **top: Any) -> dict[str, Any]:
     """Node sets edpm-a and edpm-b (default services unless given) and the extraMounts given."""
-    return {"dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
+    return {"nova": {"metadataServiceTemplate": LOAD_BALANCER},
+            "dataplane": {"ovn": {"sbConnection": "tcp:10.0.0.5:6642"},
                           "nodeSets": {"edpm-a": node_set("192.168.122.100", **(a or {})),
                                        "edpm-b": node_set("192.168.122.101", **(b or {}))}},
             "extraMounts": list(mounts), **top}

@@ -88,7 +88,9 @@ def bench_config(count: int, *, render_dir: str, key_file: str, known_hosts_file
     return {
         "namespace": "bench",
         "kubernetes": {"mode": "render", "renderDir": render_dir},
-        "nova": {"metadataServiceTemplate": {"enabled": True}, "cellTemplates": cells},
+        # the nodes' metadata agents reach the metadata service through a LoadBalancer, as on a real site
+        "nova": {"metadataServiceTemplate": {"enabled": True, "override": {"service": {"spec": {
+            "type": "LoadBalancer"}}}}, "cellTemplates": cells},
         "dataplane": {"ovn": {"sbConnection": SB_CONNECTION}, "nodeSets": node_sets},
     }
 

@@ -17,8 +17,18 @@ import pulumi
 
 from components.edpm.context import NodeSetContext, StackContext, with_secret_files
 from components.edpm.service import EdpmService, RunInputs, derive, merged
-from components.render import agent_layout, neutron_metadata_agent_files, neutron_metadata_extra_files
-from components.settings import NEUTRON_METADATA, Node, Ovn, ServiceSpec, Settings
+from components.render import agent_layout, names, neutron_metadata_agent_files, neutron_metadata_extra_files
+from components.settings import (
+    INTERNAL,
+    METALLB_POOL,
+    NEUTRON_METADATA,
+    Node,
+    Ovn,
+    ServiceSpec,
+    ServiceTemplate,
+    Settings,
+    override_path,
+)
 from components.settings.agentvars import IMAGE as AGENT_IMAGE_VAR
 from components.settings.errors import Path
 
@@ -43,19 +53,44 @@ def _stack(stack: StackContext) -> NeutronMetadataAgent:
 
 
 def _check(settings: Settings) -> Iterator[tuple[Path, str]]:
-    """Each node that runs the agent reaches a metadata service: the top-level one, else its cell's."""
-    if settings.nova.metadata.enabled:
-        return
-    cells = {c.name: c for c in settings.nova.cells}
+    """Each node that runs the agent reaches a metadata service: the top-level one, else its cell's;
+    and reaches it from the data plane, through a LoadBalancer Service, as upstream's nodes do."""
+    nova = settings.nova
+    cells = {c.name: c for c in nova.cells}
+    exposed: set[str | None] = set()  # the metadata services whose Service was checked
     for node_set in settings.dataplane.node_sets:
         if NAME not in node_set.services:
             continue
         for node in node_set.nodes:
-            cell = cells.get(node.cell)  # an unknown cell is a problem of its own
-            if cell is not None and not cell.metadata.enabled:
-                yield (("dataplane", "nodeSets", node_set.name, "services"),
-                       f"{NAME} needs a metadata service for {node.name}; enable nova.metadataServiceTemplate "
-                       f"or nova.cellTemplates.{node.cell}.metadataServiceTemplate")
+            used: tuple[str | None, ServiceTemplate]
+            if nova.metadata.enabled:
+                used = (None, nova.metadata)
+            else:
+                cell = cells.get(node.cell)  # an unknown cell is a problem of its own
+                if cell is None:
+                    continue
+                if not cell.metadata.enabled:
+                    yield (("dataplane", "nodeSets", node_set.name, "services"),
+                           f"{NAME} needs a metadata service for {node.name}; enable nova.metadataServiceTemplate "
+                           f"or nova.cellTemplates.{node.cell}.metadataServiceTemplate")
+                    continue
+                used = (cell.name, cell.metadata)
+            if used[0] not in exposed:
+                exposed.add(used[0])
+                yield from _reachable(settings, node_set.name, *used)
+
+
+def _reachable(settings: Settings, node_set: str, cell: str | None,
+               template: ServiceTemplate) -> Iterator[tuple[Path, str]]:
+    kind = template.service(INTERNAL).type
+    if template.service(INTERNAL).load_balancer:
+        return
+    host = names.service_host(names.metadata_service(cell), settings.namespace)
+    yield ((*override_path(cell, "metadataServiceTemplate"), "spec", "type"),
+           f"is {kind or 'ClusterIP (the default)'}, but the {NAME} agents of node set {node_set} reach this "
+           f"metadata service as {host} from the data plane, which cannot reach a ClusterIP; set LoadBalancer, "
+           f"with the pool of the nodes' network in metadata.annotations (e.g. {METALLB_POOL}: internalapi), "
+           "as upstream exposes nova-metadata-internal")
 
 
 def _node_inputs(context: NodeSetContext, node: Node) -> RunInputs:
