@@ -12,6 +12,8 @@ from pathlib import Path
 
 import yaml
 
+from components.settings.exposure import parse_range
+from components.settings.model import AddressRange
 from tests.integration.local_env import ENV, ROOT, kubectl_json, node
 
 HOSTNAME_ANNOTATION = "dnsmasq.network.openstack.org/hostname"
@@ -80,14 +82,13 @@ def dev_pools() -> dict[str, list[str]]:
 
 
 def in_pool(address: str, ranges: list[str]) -> bool:
-    """Whether `address` lies in one of a pool's ranges ("a.b.c.d-e.f.g.h" or a CIDR)."""
+    """Whether `address` lies in one of a pool's ranges ("a.b.c.d-e.f.g.h" or a CIDR), as the
+    program's own check of a stack's pools reads them."""
     ip = ipaddress.ip_address(address)
     for entry in ranges:
-        if "-" in entry:
-            first, last = (ipaddress.ip_address(p.strip()) for p in entry.split("-", 1))
-            if first <= ip <= last:
-                return True
-        elif ip in ipaddress.ip_network(entry, strict=False):
+        parsed = parse_range(entry)
+        assert isinstance(parsed, AddressRange), parsed
+        if ip in parsed:
             return True
     return False
 
