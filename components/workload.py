@@ -157,9 +157,12 @@ def _field(value: Any, attribute: str, key: str) -> Any:
     """A field of a typed output (attribute) or of a plain dict (camelCase key)."""
     if value is None:
         return None
+    # a typed output is also a dict, whose get() of the camelCase key warns: its attribute first
+    if hasattr(value, attribute):
+        return getattr(value, attribute)
     if isinstance(value, Mapping):
         return value.get(key, value.get(attribute))
-    return getattr(value, attribute, None)
+    return None
 
 
 class NovaServiceWorkload(pulumi.ComponentResource):

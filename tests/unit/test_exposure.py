@@ -292,6 +292,15 @@ def test_ingress_addresses_are_read_from_a_status_of_either_form() -> None:
         == ["172.17.0.80"]
 
 
+def test_ingress_addresses_of_a_typed_status_are_read_without_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    from pulumi_kubernetes.core.v1 import outputs
+
+    status = outputs.ServiceStatus(load_balancer=outputs.LoadBalancerStatus(
+        ingress=[outputs.LoadBalancerIngress(ip="172.17.0.81")]))
+    assert ingress_addresses(status) == ["172.17.0.81"]
+    assert "not found" not in capsys.readouterr().err
+
+
 class BalancingMocks(RecordingMocks):
     """A LoadBalancer Service gets an address of the internalapi pool as MetalLB assigns one."""
 
