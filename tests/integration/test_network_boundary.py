@@ -97,9 +97,17 @@ def test_the_stack_says_what_it_exposes_to_the_data_plane_in_the_form_its_dns_ta
     assert metadata["spec"]["externalTrafficPolicy"] == "Local"
     assert metadata["metadata"]["annotations"]["metallb.universe.tf/address-pool"] == "internalapi"
     address = metadata["status"]["loadBalancer"]["ingress"][0]["ip"]
-    assert stack_output("dev", "dataPlaneDns") == [
-        {"hostnames": ["nova-metadata-internal.openstack.svc"], "ip": address}]
+    # nova's internal API shares the address of the environment's internal APIs (keystone-internal's)
+    api = kubectl_json("get", "service", "nova-internal", "-n", NAMESPACE)
+    assert api["metadata"]["annotations"]["metallb.universe.tf/allow-shared-ip"] == f"internalapi-{NAMESPACE}"
+    api_address = api["status"]["loadBalancer"]["ingress"][0]["ip"]
+    keystone = kubectl_json("get", "service", "keystone-internal", "-n", NAMESPACE)
+    assert api_address == keystone["status"]["loadBalancer"]["ingress"][0]["ip"]
+    records = [{"hostnames": ["nova-internal.openstack.svc"], "ip": api_address},
+               {"hostnames": ["nova-metadata-internal.openstack.svc"], "ip": address}]
+    assert stack_output("dev", "dataPlaneDns") == sorted(records, key=lambda r: tuple(map(int, r["ip"].split("."))))
     assert exposed_services()["nova-metadata-internal.openstack.svc"] == [address]
+    assert exposed_services()["nova-internal.openstack.svc"] == [api_address]
 
 
 def test_nova_compute_talks_to_its_cells_bus_from_the_nodes_internalapi_address(dev_stack: str) -> None:
