@@ -4,6 +4,7 @@ through the cluster's service or pod networks."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import time
 
@@ -105,7 +106,7 @@ def test_the_stack_says_what_it_exposes_to_the_data_plane_in_the_form_its_dns_ta
     assert api_address == keystone["status"]["loadBalancer"]["ingress"][0]["ip"]
     records = [{"hostnames": ["nova-internal.openstack.svc"], "ip": api_address},
                {"hostnames": ["nova-metadata-internal.openstack.svc"], "ip": address}]
-    assert stack_output("dev", "dataPlaneDns") == sorted(records, key=lambda r: tuple(map(int, r["ip"].split("."))))
+    assert stack_output("dev", "dataPlaneDns") == sorted(records, key=lambda r: ipaddress.ip_address(r["ip"]))
     assert exposed_services()["nova-metadata-internal.openstack.svc"] == [address]
     assert exposed_services()["nova-internal.openstack.svc"] == [api_address]
 
