@@ -1,13 +1,13 @@
 """Where secrets must never be in plain text, and how the tests look for them: the stack's
 secrets (state and config), the places they are searched (CLI output, Ansible logs, command
-lines, files others can read, on the host and on the nodes)."""
+lines, files others can read on the host, and every file and the journal of each node, where
+only the files the roles write on purpose may hold them)."""
 
 from __future__ import annotations
 
 import base64
 import json
 import os
-import re
 import stat
 import threading
 import time
@@ -17,7 +17,9 @@ from typing import Any
 
 import yaml
 
+from tests.integration import nodescan
 from tests.integration.local_env import ENV, ROOT, SECRET_SIG, kubectl_json, revealed, run
+from tests.integration.nodesecrets import AllowedFile, allowed_files
 from tests.integration.stacks import Stack
 
 
@@ -81,52 +83,42 @@ def ansible_logs() -> str:
     return "\n".join(p.read_text() for p in Path(ENV["OPENSTACK_NOVA_ANSIBLE_LOG_DIR"]).glob("*.log"))
 
 
-# Run on a node with the needles in the script itself, which goes through SSH's stdin:
-# no secret is ever in a command line.
-_NODE_SCAN = """\
-import base64, json, os, stat, sys
-needles = [n.encode() for n in json.loads(base64.b64decode("{needles}"))]
-readable_only = {readable_only}
-for root in sys.argv[1:]:
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(dirpath, name)
-            try:
-                info = os.lstat(path)
-                if not stat.S_ISREG(info.st_mode) or info.st_size > 64 << 20:
-                    continue
-                if readable_only and not info.st_mode & 0o044:
-                    continue
-                with open(path, "rb") as handle:
-                    data = handle.read()
-            except OSError:
-                continue
-            hits = [str(i) for i, needle in enumerate(needles) if needle in data]
-            if hits:
-                print(path + "\\t" + ",".join(hits))
-"""
+# The node-side scan's source: sent through SSH's stdin with its spec appended.
+_NODE_SCAN = Path(nodescan.__file__)
+# A whole node's disk is read (about 1 GiB on a test node): minutes, not hours.
+_NODE_SCAN_SECONDS = 900
+# The runs of a node whose secret files the roles write, by service (components/edpm/services).
+_RUN_SERVICES = ("nova", "neutron-metadata", "libvirt")
 
 
-def _node_dirs() -> list[str]:
-    """What a test node keeps of its own (devenv/nodes.sh PRIVATE_DIRS), and its /etc."""
-    match = re.search(r"^PRIVATE_DIRS=\(([^)]*)\)", (ROOT / "devenv" / "nodes.sh").read_text(), re.M)
-    assert match, "devenv/nodes.sh names no PRIVATE_DIRS"
-    return sorted({*(d for d in match.group(1).split() if not d.startswith("/etc/")), "/etc"})
+def node_allowed_files(stack: Stack, name: str) -> list[AllowedFile]:
+    """The files node `name` may hold the stack's secrets in: those its runs' roles write on
+    purpose (nodesecrets.allowed_files), from the names of each run's secret `files` in the state."""
+    runs = {r["urn"].rsplit("::", 1)[-1]: r for r in stack.resources()}
+    names: dict[str, list[str]] = {}
+    for service in _RUN_SERVICES:
+        run_state = runs.get(f"{name}-{service}")
+        if run_state is not None:
+            names[service] = sorted(revealed(run_state["inputs"].get("files")) or {})
+    return allowed_files(names)
 
 
-def node_files_holding(name: str, needles: set[str], *, readable_only: bool) -> dict[str, list[str]]:
-    """Files on node `name` that hold any of `needles` (with `readable_only`, only those
-    group or others may read): {path: [the needles' first characters]}."""
+def node_files_holding(name: str, needles: set[str], allowed: Collection[AllowedFile] = ()) -> dict[str, list[str]]:
+    """Files on node `name` (its whole disk and its journal: nodescan.py) that hold any of
+    `needles` and are not among `allowed` with their mode and owner: {path (mode uid): [the
+    needles' first characters]}. No secret goes into a command line: the needles travel on stdin."""
     ordered = sorted(needles)
-    script = _NODE_SCAN.format(needles=base64.b64encode(json.dumps(ordered).encode()).decode(),
-                               readable_only=readable_only)
-    proc = run(str(ROOT / "devenv" / "ssh.sh"), name, "python3 - " + " ".join(_node_dirs()), input=script,
-               check=False)
-    assert proc.returncode == 0, proc.stderr
+    spec = {"needles": ordered, "allow": [list(a) for a in allowed]}
+    script = _NODE_SCAN.read_text() + f"\nrun_scan({base64.b64encode(json.dumps(spec).encode()).decode()!r})\n"
+    proc = run("timeout", str(_NODE_SCAN_SECONDS), str(ROOT / "devenv" / "ssh.sh"), name, "python3 -",
+               input=script, check=False)
+    assert proc.returncode == 0, f"the scan of {name} failed ({proc.returncode}): {proc.stderr[-2000:]}"
     found: dict[str, list[str]] = {}
     for line in proc.stdout.splitlines():
-        path, _, hits = line.rpartition("\t")
-        found[path] = [ordered[int(i)][:6] + "..." for i in hits.split(",")]
+        hit = json.loads(line)
+        where = hit["path"] + (f" ({hit['mode']} uid {hit['uid']})" if "mode" in hit else "")
+        assert "error" not in hit, f"{name}: {where}: {hit.get('error')}"
+        found[where] = [ordered[i][:6] + "..." for i in hit["hits"]]
     return found
 
 

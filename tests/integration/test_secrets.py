@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.local_env import ENV, NODES, ROOT, changes_of, node, revealed
+from tests.integration.local_env import ENV, NODES, ROOT, changes_of, node, revealed, run
+from tests.integration.nodescan import JOURNAL_PLACE
 from tests.integration.secretscan import (
     ArgvSampler,
     ansible_logs,
     leaks,
     needles_of,
+    node_allowed_files,
     node_files_holding,
     plain_secrets,
     readable_files,
@@ -68,6 +70,29 @@ def test_no_secret_in_plain_text_after_an_up_and_an_update(dev_copy: Stack) -> N
         except OSError:
             continue
     assert readable == {}, "secrets in files others can read"
+    # each node's whole disk and journal: only the files the roles write on purpose hold them
+    for name in NODES:
+        assert node_files_holding(name, needles, node_allowed_files(dev_copy, name)) == {}, name
+
+
+def test_the_node_scan_finds_a_value_leaked_to_the_journal_or_a_file(dev_copy: Stack) -> None:
+    """The scan's own proof: a value written to a node's journal (longer than journald stores
+    uncompressed) and to a 0600 root file where no role writes one is found, each place named."""
+    leaked = "leaked-" + secrets.token_hex(16)
+    name = NODES[0]
+    # through stdin, as a secret would travel (not in a command line)
+    script = (f"import subprocess\nmessage = {leaked!r} + ' ' + 'x' * 600\n"
+              "subprocess.run(['systemd-cat', '-t', 'openstack-nova-scan-test'], input=message.encode(), check=True)\n"
+              f"open('/root/.ansible/leaked-by-test', 'w').write({leaked!r})\n")
+    proc = run(str(ROOT / "devenv" / "ssh.sh"), name, "umask 077 && mkdir -p /root/.ansible && python3 - && "
+               "journalctl --sync", input=script, check=False)
+    assert proc.returncode == 0, proc.stderr
+    try:
+        found = node_files_holding(name, {leaked}, node_allowed_files(dev_copy, name))
+    finally:
+        node(name, "rm -f /root/.ansible/leaked-by-test")
+    assert found == {JOURNAL_PLACE: [leaked[:6] + "..."],
+                     "/root/.ansible/leaked-by-test (0o600 uid 0)": [leaked[:6] + "..."]}, found
 
 
 @pytest.mark.long
@@ -89,7 +114,7 @@ def test_a_replaced_migration_key_reaches_every_compute_and_the_old_one_is_gone(
         assert node(name, "cat /home/nova/.ssh/authorized_keys").stdout == public, name
         derived = node(name, "ssh-keygen -y -f /var/lib/openstack/nova/ssh-privatekey").stdout
         assert derived.split()[:2] == public.split()[:2], name
-        assert node_files_holding(name, needles_of({old_private}), readable_only=False) == {}, name
+        assert node_files_holding(name, needles_of({old_private})) == {}, name
     # the computes reach each other with it, as nova migrates
     peer = node(NODES[0], "runuser -u nova -- ssh -o BatchMode=yes 192.168.122.101 hostname")
     assert (peer.returncode, peer.stdout.strip()) == (0, NODES[1]), peer.stderr
@@ -98,4 +123,4 @@ def test_a_replaced_migration_key_reaches_every_compute_and_the_old_one_is_gone(
               "Ansible output": ansible_logs()}
     assert leaks(places, needles) == {}
     for name in NODES:
-        assert node_files_holding(name, needles, readable_only=True) == {}, name
+        assert node_files_holding(name, needles, node_allowed_files(dev_copy, name)) == {}, name
