@@ -546,6 +546,7 @@ def test_glance_serves_its_file_store_from_its_volume_as_its_own_user(rendered):
             "owner": "glance", "perm": "0600"} in kolla["config_files"]
     assert kolla["permissions"] == [{"path": "/var/lib/glance", "owner": "glance:glance", "recurse": True}]
     assert "WSGIDaemonProcess glance processes=1 threads=4 user=glance group=glance" in config["httpd.conf"]
+    assert {"KeepAlive On", "KeepAliveTimeout 15"} <= set(config["httpd.conf"].splitlines())
     assert "from glance.wsgi.api import application" in config["glance-api"]
     deployment = workload(stages, "Deployment", "glance")
     (container,) = deployment["spec"]["template"]["spec"]["containers"]

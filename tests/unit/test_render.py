@@ -470,6 +470,8 @@ def test_wsgi_apis_run_under_httpd(
     assert f"WSGIScriptAlias / /var/www/cgi-bin/nova/{service.value}-wsgi" in lines
     assert f"from {module} import application" in files[f"{service.value}-wsgi"]
     assert "Include conf.modules.d/*.conf" in files["httpd.conf"].splitlines()
+    # longer than a client's 5 s poll: its next request never meets a connection httpd is closing
+    assert {"KeepAlive On", "KeepAliveTimeout 15"} <= set(files["httpd.conf"].splitlines())
 
 
 def test_api_timeout_sets_httpd_timeout(creds: Credentials) -> None:
