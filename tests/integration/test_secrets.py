@@ -91,8 +91,12 @@ def test_the_node_scan_finds_a_value_leaked_to_the_journal_or_a_file(dev_copy: S
         found = node_files_holding(name, {leaked}, node_allowed_files(dev_copy, name))
     finally:
         node(name, "rm -f /root/.ansible/leaked-by-test")
-    assert found == {JOURNAL_PLACE: [leaked[:6] + "..."],
-                     "/root/.ansible/leaked-by-test (0o600 uid 0)": [leaked[:6] + "..."]}, found
+    hit = [leaked[:6] + "..."]
+    assert found[JOURNAL_PLACE] == hit and found["/root/.ansible/leaked-by-test (0o600 uid 0)"] == hit, found
+    # zstd keeps a run of distinct characters as it is: the journal's files hold the value too
+    rest = {place: hits for place, hits in found.items()
+            if place not in (JOURNAL_PLACE, "/root/.ansible/leaked-by-test (0o600 uid 0)")}
+    assert all(place.startswith("/var/log/journal/") and hits == hit for place, hits in rest.items()), found
 
 
 @pytest.mark.long
@@ -115,8 +119,10 @@ def test_a_replaced_migration_key_reaches_every_compute_and_the_old_one_is_gone(
         derived = node(name, "ssh-keygen -y -f /var/lib/openstack/nova/ssh-privatekey").stdout
         assert derived.split()[:2] == public.split()[:2], name
         assert node_files_holding(name, needles_of({old_private})) == {}, name
-    # the computes reach each other with it, as nova migrates
-    peer = node(NODES[0], "runuser -u nova -- ssh -o BatchMode=yes 192.168.122.101 hostname")
+    # the computes reach each other with it, as nova migrates: from nova_compute, once kolla has
+    # copied the key in the container the update restarted
+    peer = node(NODES[0], "for _ in $(seq 60); do podman exec --user nova nova_compute ssh -o BatchMode=yes "
+                          "192.168.122.101 hostname && exit 0; sleep 2; done; exit 1")
     assert (peer.returncode, peer.stdout.strip()) == (0, NODES[1]), peer.stderr
     needles = needles_of({old_private, new_private})
     places = {"state": dev_copy.cli("stack", "export").stdout, "up output": update.stdout + update.stderr,

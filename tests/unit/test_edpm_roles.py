@@ -67,6 +67,13 @@ def test_nova_compute_unit_mounts_what_upstreams_does() -> None:
     assert "edpm_nova_compute_init.service" in unit_lines(unit, "After")[0].split()
 
 
+def test_nova_compute_starts_without_the_migration_key_kolla_copied_last_time() -> None:
+    """kolla backs up a file it overwrites into the container: the key on the volume goes first."""
+    unit = render_unit("edpm_nova", "edpm_nova_compute")
+    copies = {c["source"].rsplit("/", 1)[-1]: c["dest"] for c in json.loads(compute_config_json())["config_files"]}
+    assert unit_lines(unit, "ExecStartPre") == [f"/usr/bin/rm -f {copies['ssh-privatekey']}"]
+
+
 def test_nova_compute_init_unit_runs_the_ownership_step_as_root_and_skips_compute_id() -> None:
     unit = render_unit("edpm_nova", "edpm_nova_compute_init")
     assert unit_lines(unit, "User") == ["root"] and unit_lines(unit, "Network") == ["none"]
