@@ -8,15 +8,12 @@ import fnmatch
 import json
 import re
 from collections.abc import Collection, Mapping
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from components.render.kolla import EDPM_SRC_DIR, compute_config_json
 from components.render.libvirt import AUTH_CONF
+from tests.unit.quadlet import role_vars
 
-ROLES = Path(__file__).resolve().parents[2] / "ansible" / "roles"
 # A file written inside a container (kolla's copies, outside its volumes) lands in the container's
 # writable layer, which podman keeps on the node's disk here.
 CONTAINER_LAYERS = "/var/lib/containers/storage/overlay/*/diff"
@@ -28,11 +25,7 @@ AllowedFile = tuple[str, int, int]  # fnmatch pattern of the path, permission bi
 
 def role_variables(role: str) -> dict[str, Any]:
     """A role's defaults and vars (vars win), with `{{ name }}` of another variable resolved."""
-    found: dict[str, Any] = {}
-    for part in ("defaults", "vars"):
-        path = ROLES / role / part / "main.yml"
-        if path.exists():
-            found.update(yaml.safe_load(path.read_text()) or {})
+    found = role_vars(role)
 
     def resolve(value: Any) -> Any:
         if isinstance(value, str):

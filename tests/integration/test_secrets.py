@@ -80,23 +80,24 @@ def test_the_node_scan_finds_a_value_leaked_to_the_journal_or_a_file(dev_copy: S
     uncompressed) and to a 0600 root file where no role writes one is found, each place named."""
     leaked = "leaked-" + secrets.token_hex(16)
     name = NODES[0]
+    path = "/root/.ansible/leaked-by-test"
+    place = f"{path} (0o600 uid 0)"
     # through stdin, as a secret would travel (not in a command line)
     script = (f"import subprocess\nmessage = {leaked!r} + ' ' + 'x' * 600\n"
               "subprocess.run(['systemd-cat', '-t', 'openstack-nova-scan-test'], input=message.encode(), check=True)\n"
-              f"open('/root/.ansible/leaked-by-test', 'w').write({leaked!r})\n")
+              f"open({path!r}, 'w').write({leaked!r})\n")
     proc = run(str(ROOT / "devenv" / "ssh.sh"), name, "umask 077 && mkdir -p /root/.ansible && python3 - && "
                "journalctl --sync", input=script, check=False)
     assert proc.returncode == 0, proc.stderr
     try:
         found = node_files_holding(name, {leaked}, node_allowed_files(dev_copy, name))
     finally:
-        node(name, "rm -f /root/.ansible/leaked-by-test")
+        node(name, f"rm -f {path}")
     hit = [leaked[:6] + "..."]
-    assert found[JOURNAL_PLACE] == hit and found["/root/.ansible/leaked-by-test (0o600 uid 0)"] == hit, found
+    assert found[JOURNAL_PLACE] == hit and found[place] == hit, found
     # zstd keeps a run of distinct characters as it is: the journal's files hold the value too
-    rest = {place: hits for place, hits in found.items()
-            if place not in (JOURNAL_PLACE, "/root/.ansible/leaked-by-test (0o600 uid 0)")}
-    assert all(place.startswith("/var/log/journal/") and hits == hit for place, hits in rest.items()), found
+    rest = {where: hits for where, hits in found.items() if where not in (JOURNAL_PLACE, place)}
+    assert all(where.startswith("/var/log/journal/") and hits == hit for where, hits in rest.items()), found
 
 
 @pytest.mark.long
