@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
 from tests.integration.local_env import ROOT, pulumi
 
 # the built-in EDPM services of the dev stack's node set, in upstream's order
@@ -73,6 +74,15 @@ class Stack:
         with a new nonce, so only plain values compare."""
         state = json.loads(self.cli("stack", "export", "--show-secrets").stdout)
         return state["deployment"].get("resources", [])
+
+    def refresh_runs(self, names: list[str]) -> None:
+        """`pulumi refresh` of the node runs `names` only (e.g. "edpm-compute-0-nova"): each checked
+        on its node, none of the stack's other runs and resources read."""
+        state = json.loads(self.cli("stack", "export").stdout)
+        urns = [r["urn"] for r in state["deployment"].get("resources", [])
+                if r["type"] == PLAYBOOK_RUN and r["urn"].rsplit("::", 1)[-1] in names]
+        assert sorted(u.rsplit("::", 1)[-1] for u in urns) == sorted(names), (names, urns)
+        self.cli("refresh", "--yes", "--skip-preview", *(arg for urn in urns for arg in ("--target", urn)))
 
     def preview_steps(self) -> list[dict[str, Any]]:
         """The steps of `pulumi preview --json` that change something."""

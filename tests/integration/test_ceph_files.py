@@ -78,9 +78,11 @@ def ceph_stack(module_dev_copy: Stack) -> Iterator[tuple[Stack, str]]:
     finally:
         stack.file.write_text(original)
         up(stack.name, cwd=stack.project)
-        # ceph-client's runs go (removing the files) after nova's restart: a refresh finds
-        # nova-compute's copy stale and the next up restarts it without them
-        up(stack.name, cwd=stack.project, refresh=True)
+        # ceph-client's runs go (removing the files) after nova's restart: nova's runs, checked
+        # again, find nova-compute's copy stale and the next up restarts it without them (a whole
+        # refresh of the stack found just these two drifted, and checked every other run for it)
+        stack.refresh_runs([f"{n}-nova" for n in NODES])
+        up(stack.name, cwd=stack.project)
         run("kubectl", "delete", "-n", NAMESPACE, "secret/ceph-conf-files", "configmap/ceph-nova", check=False)
 
 
