@@ -38,6 +38,14 @@ def dev_copy(tmp_path: Path, dev_stack: str) -> Iterator[Stack]:
         yield stack
 
 
+@pytest.fixture(scope="module")
+def module_dev_copy(tmp_path_factory: pytest.TempPathFactory, dev_stack: str) -> Iterator[Stack]:
+    """`dev_copy` shared by the tests of one module, which go on from the state the one before left:
+    a roll-out the module's tests all look at is made once, and rolled back once, not per test."""
+    with copy_of(dev_stack, tmp_path_factory.mktemp("dev-copy")) as stack:
+        yield stack
+
+
 def forget_other_computes(namespace: str, nodes: tuple[str, ...] = NODES) -> None:
     """The nodes move between two stacks and keep nova's compute_id (their /var/lib/nova), as a
     compute keeps it across a reinstall: a record of one of them that another compute_id left in

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from components.ansible_runner.playbook import TYPE as PLAYBOOK_RUN
 from tests.integration.local_env import ROOT, pulumi
 
 # the built-in EDPM services of the dev stack's node set, in upstream's order
@@ -73,6 +74,28 @@ class Stack:
         with a new nonce, so only plain values compare."""
         state = json.loads(self.cli("stack", "export", "--show-secrets").stdout)
         return state["deployment"].get("resources", [])
+
+    def _runs(self) -> list[dict[str, Any]]:
+        """The node runs in state (secrets left encrypted)."""
+        state = json.loads(self.cli("stack", "export").stdout)
+        return [r for r in state["deployment"].get("resources", []) if r["type"] == PLAYBOOK_RUN]
+
+    def _refresh(self, urns: list[str]) -> None:
+        self.cli("refresh", "--yes", "--skip-preview", *(arg for urn in urns for arg in ("--target", urn)))
+
+    def refresh_runs(self, names: list[str]) -> None:
+        """`pulumi refresh` of the node runs `names` only (e.g. "edpm-compute-0-nova"): each checked
+        on its node, none of the stack's other runs and resources read."""
+        urns = [r["urn"] for r in self._runs() if r["urn"].rsplit("::", 1)[-1] in names]
+        assert sorted(u.rsplit("::", 1)[-1] for u in urns) == sorted(names), (names, urns)
+        self._refresh(urns)
+
+    def refresh_node(self, node: str) -> None:
+        """`pulumi refresh` of every run of the stack on `node` only: the node checked, the
+        other nodes and the control plane not read."""
+        urns = [r["urn"] for r in self._runs() if r["inputs"]["host"]["name"] == node]
+        assert urns, f"the stack {self.name} has no run on {node}"
+        self._refresh(urns)
 
     def preview_steps(self) -> list[dict[str, Any]]:
         """The steps of `pulumi preview --json` that change something."""

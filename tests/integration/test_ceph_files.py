@@ -60,24 +60,29 @@ def changed_runs(steps: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return sorted((s["op"], name_of(s)) for s in steps if type_of(s) == RUN)
 
 
-@pytest.fixture()
-def ceph_stack(dev_copy: Stack) -> Iterator[tuple[Stack, str]]:
-    """dev with the Ceph Secret and ConfigMap mounted for every compute: the stack and the key."""
+@pytest.fixture(scope="module")
+def ceph_stack(module_dev_copy: Stack) -> Iterator[tuple[Stack, str]]:
+    """dev with the Ceph Secret and ConfigMap mounted for every compute: the stack and the key.
+    Once for the module: the first test rolls Ceph out, the next ones go on from there (each makes
+    its own `up` first, so it also runs alone), and Ceph is taken away once, at the end."""
+    stack = module_dev_copy
     key, ring = keyring()
     apply("Secret", "ceph-conf-files", {"ceph.conf": CEPH_CONF, "ceph.client.openstack.keyring": ring})
     apply("ConfigMap", "ceph-nova", {"03-ceph-nova.conf": NOVA_SNIPPET})
-    original = dev_copy.file.read_text()
+    original = stack.file.read_text()
     config = yaml.safe_load(original)
     config["config"]["openstack-nova:extraMounts"] = MOUNTS
-    dev_copy.file.write_text(yaml.safe_dump(config))
+    stack.file.write_text(yaml.safe_dump(config))
     try:
-        yield dev_copy, key
+        yield stack, key
     finally:
-        dev_copy.file.write_text(original)
-        up(dev_copy.name, cwd=dev_copy.project)
-        # ceph-client's runs go (removing the files) after nova's restart: a refresh finds
-        # nova-compute's copy stale and the next up restarts it without them
-        up(dev_copy.name, cwd=dev_copy.project, refresh=True)
+        stack.file.write_text(original)
+        up(stack.name, cwd=stack.project)
+        # ceph-client's runs go (removing the files) after nova's restart: nova's runs, checked
+        # again, find nova-compute's copy stale and the next up restarts it without them (a whole
+        # refresh of the stack found just these two drifted, and checked every other run for it)
+        stack.refresh_runs([f"{n}-nova" for n in NODES])
+        up(stack.name, cwd=stack.project)
         run("kubectl", "delete", "-n", NAMESPACE, "secret/ceph-conf-files", "configmap/ceph-nova", check=False)
 
 
@@ -85,6 +90,7 @@ def test_ceph_files_reach_every_compute_secret_all_the_way(ceph_stack: tuple[Sta
     stack, key = ceph_stack
     preview = stack.cli("preview", "--diff")
     assert "images_rbd_pool = vms" in preview.stdout  # the ConfigMap's snippet, line by line
+    assert f"<uuid>{FSID}</uuid>" in preview.stdout  # libvirt's secret: the definition is shown, the key never
     assert key not in preview.stdout + preview.stderr
     result = up(stack.name, cwd=stack.project)
     ran = sorted((op, n) for op, typ, n in result["steps"] if typ == RUN and op != "same")
@@ -105,6 +111,33 @@ def test_ceph_files_reach_every_compute_secret_all_the_way(ceph_stack: tuple[Sta
     # in state the key is only ever encrypted
     assert key not in pulumi("stack", "export", "-s", stack.name, cwd=stack.project).stdout
     assert stack.cli("preview", "--expect-no-changes", check=False).returncode == 0
+
+
+def libvirt_secret(name: str) -> str:
+    """The value the node's libvirt holds for the cluster's secret (empty: none)."""
+    return node(name, f"virsh -c secret:///system secret-get-value {FSID}").stdout.strip()
+
+
+def test_libvirt_keeps_the_clusters_key_as_a_secret_of_its_fsid(ceph_stack: tuple[Stack, str]) -> None:
+    """Given to the node's running secret daemon as virsh gives it, the key through a file (the
+    preview of the roll-out, which shows the secret's definition and never its key, is the first
+    test's)."""
+    stack, key = ceph_stack
+    up(stack.name, cwd=stack.project)
+    for name in NODES:
+        definition = node(name, f"virsh -c secret:///system secret-dumpxml {FSID}").stdout
+        assert f"<uuid>{FSID}</uuid>" in definition and "<usage type='ceph'>" in definition, name
+        assert "<name>ceph.client.openstack secret</name>" in definition, name
+        assert libvirt_secret(name) == key, name
+        # no file of the key left behind, none in the journal of the run
+        assert node(name, "grep -rlF -- '" + key[:20] + "' /tmp /var/tmp 2>/dev/null; true").stdout == "", name
+    assert key not in pulumi("stack", "export", "-s", stack.name, cwd=stack.project).stdout
+    # a drift check finds a value lost behind the stack's back, on that node only, and up puts it back
+    node(NODES[0], f"virsh -c secret:///system secret-undefine {FSID}")
+    stack.cli("refresh", "--yes", "--skip-preview")
+    repaired = sorted(n for op, _, n in up(stack.name, cwd=stack.project)["steps"] if op == "update")
+    assert repaired == [f"{NODES[0]}-libvirt"]
+    assert libvirt_secret(NODES[0]) == key
 
 
 def test_a_new_keyring_reruns_only_the_runs_that_use_it(ceph_stack: tuple[Stack, str]) -> None:
@@ -128,31 +161,3 @@ def test_a_new_keyring_reruns_only_the_runs_that_use_it(ceph_stack: tuple[Stack,
     assert changed_runs(stack.preview_steps()) == [("update", f"{n}-nova") for n in NODES]
     up(stack.name, cwd=stack.project)
     assert nova_conf(NODES[1], "libvirt.images_rbd_pool") == "'vms2'"
-
-
-def libvirt_secret(name: str) -> str:
-    """The value the node's libvirt holds for the cluster's secret (empty: none)."""
-    return node(name, f"virsh -c secret:///system secret-get-value {FSID}").stdout.strip()
-
-
-def test_libvirt_keeps_the_clusters_key_as_a_secret_of_its_fsid(ceph_stack: tuple[Stack, str]) -> None:
-    """Given to the node's running secret daemon as virsh gives it, the key through a file."""
-    stack, key = ceph_stack
-    preview = stack.cli("preview", "--diff")
-    assert f"<uuid>{FSID}</uuid>" in preview.stdout  # the definition is shown, the key never
-    assert key not in preview.stdout + preview.stderr
-    up(stack.name, cwd=stack.project)
-    for name in NODES:
-        definition = node(name, f"virsh -c secret:///system secret-dumpxml {FSID}").stdout
-        assert f"<uuid>{FSID}</uuid>" in definition and "<usage type='ceph'>" in definition, name
-        assert "<name>ceph.client.openstack secret</name>" in definition, name
-        assert libvirt_secret(name) == key, name
-        # no file of the key left behind, none in the journal of the run
-        assert node(name, "grep -rlF -- '" + key[:20] + "' /tmp /var/tmp 2>/dev/null; true").stdout == "", name
-    assert key not in pulumi("stack", "export", "-s", stack.name, cwd=stack.project).stdout
-    # a drift check finds a value lost behind the stack's back, on that node only, and up puts it back
-    node(NODES[0], f"virsh -c secret:///system secret-undefine {FSID}")
-    stack.cli("refresh", "--yes", "--skip-preview")
-    repaired = sorted(n for op, _, n in up(stack.name, cwd=stack.project)["steps"] if op == "update")
-    assert repaired == [f"{NODES[0]}-libvirt"]
-    assert libvirt_secret(NODES[0]) == key

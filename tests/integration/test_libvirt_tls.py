@@ -53,15 +53,18 @@ def _set_tls(stack: Stack, enabled: bool) -> None:
     stack.file.write_text(yaml.safe_dump(config))
 
 
-@pytest.fixture()
-def tls_stack(dev_copy: Stack) -> Iterator[Stack]:
-    original = dev_copy.file.read_text()
-    _set_tls(dev_copy, True)
+@pytest.fixture(scope="module")
+def tls_stack(module_dev_copy: Stack) -> Iterator[Stack]:
+    """dev with TLS on, once for the module: the first test turns it on, the next ones go on from
+    there (each makes its own `up` first, so it also runs alone), the last turns it off again."""
+    stack = module_dev_copy
+    original = stack.file.read_text()
+    _set_tls(stack, True)
     try:
-        yield dev_copy
+        yield stack
     finally:
-        dev_copy.file.write_text(original)
-        up(dev_copy.name, cwd=dev_copy.project)
+        stack.file.write_text(original)
+        up(stack.name, cwd=stack.project)
 
 
 def test_tls_gives_each_node_its_certificate_credentials_and_rule(tls_stack: Stack) -> None:

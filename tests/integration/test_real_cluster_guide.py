@@ -30,7 +30,7 @@ import yaml
 from components.settings.schema import Images
 from tests.integration.local_env import ENV, ROOT, kubectl_json, node, run, up
 from tests.integration.nova_compute import eventually
-from tests.integration.stacks import copy_project
+from tests.integration.stacks import Stack, copy_project
 
 # A whole second control plane and a node deployed and given back: longer than CI allows.
 pytestmark = pytest.mark.long
@@ -372,7 +372,10 @@ def estate(tmp_path: Path, dev_stack: str) -> Iterator[Estate]:
         yield prepared
     finally:
         _give_back(prepared)
-        up(dev_stack, refresh=True)
+        # the node held the guide's stack: dev's runs on it, checked, find that (the other node and
+        # the control plane were never the guide's), and up lays out dev's files again
+        Stack(ROOT, dev_stack).refresh_node(NODE)
+        up(dev_stack)
 
 
 def _compute_endpoints(region: str) -> set[tuple[str, str]]:
