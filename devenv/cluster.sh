@@ -109,6 +109,7 @@ ctr_cmd() { "$TOOLCHAIN_BIN/ctr" -a "$CTD_SOCK" -n k8s.io "$@"; }
 
 # --- daemons ------------------------------------------------------------------
 
+# The daemon's own pid: its supervisor (devenv/supervise.py) writes it after every start.
 pid_of() { cat "$KUBE_DIR/$1.pid" 2>/dev/null || true; }
 # An argument only our process carries: how we recognise it in /proc.
 marker_of() {
@@ -122,18 +123,45 @@ marker_of() {
   esac
 }
 daemon_up() { pid_is "$(pid_of "$1")" "$(marker_of "$1")"; }
-stale_left() { [ -e "$KUBE_DIR/$1.pid" ] || [ -n "$(pids_matching "$(marker_of "$1")")" ]; }
+# Each daemon runs under a supervisor that starts it again when it exits, as systemd's Restart=always
+# would (kube-scheduler exits on purpose when its cache is corrupt). The supervisor's argv carries
+# the daemon's whole command line, marker included, and the daemon's pid file: the latter is
+# how we tell the supervisor from the daemon.
+supervisor_marker() { echo "--pidfile=$KUBE_DIR/$1.pid"; }
+supervisor_pid() { cat "$KUBE_DIR/$1.supervisor.pid" 2>/dev/null || true; }
+supervisor_up() { pid_is "$(supervisor_pid "$1")" "$(supervisor_marker "$1")"; }
+# The daemon that runs is the child of its supervisor (not one left from a run without).
+supervised() { # name
+  supervisor_up "$1" && daemon_up "$1" &&
+    [ "$(sed 's/.*) //' "/proc/$(pid_of "$1")/stat" 2>/dev/null | cut -d' ' -f2)" = "$(supervisor_pid "$1")" ]
+}
+stale_left() {
+  [ -e "$KUBE_DIR/$1.pid" ] || [ -e "$KUBE_DIR/$1.supervisor.pid" ] || [ -n "$(pids_matching "$(marker_of "$1")")" ]
+}
 # Running with exactly the arguments in ARGV.
 daemon_current() { # name
   daemon_up "$1" && [ "$(tr '\0' '\n' <"/proc/$(pid_of "$1")/cmdline")" = "$(printf '%s\n' "${ARGV[@]}")" ]
 }
 
+# The supervisor first, also one left from an earlier run: it passes SIGTERM on and waits up to
+# 10 s for the daemon (then KILLs it), and restarts nothing after. Then whatever still carries the
+# daemon's marker (a daemon of a run without supervisor, or one whose supervisor was KILLed).
 stop_daemon() { # name
   local pids
+  pids=$(pids_matching "$(supervisor_marker "$1")")
+  # shellcheck disable=SC2086  # a list of pids
+  kill_pids_after 150 $pids
   pids=$(pids_matching "$(marker_of "$1")")
   # shellcheck disable=SC2086  # a list of pids
   kill_pids $pids
-  rm -f "$KUBE_DIR/$1.pid"
+  rm -f "$KUBE_DIR/$1.pid" "$KUBE_DIR/$1.supervisor.pid"
+}
+
+# Start ARGV under its supervisor, detached; the daemon's output and the supervisor's lines (each
+# exit and restart) go to LOG.
+start_daemon() { # name log
+  spawn "$KUBE_DIR/$1.supervisor.pid" "$2" python3 "$here/supervise.py" "--name=$1" \
+    "$(supervisor_marker "$1")" "--log=$2" -- "${ARGV[@]}"
 }
 
 healthy() { # name
@@ -218,11 +246,14 @@ argv_of() { # name
 ensure_daemon() { # name
   local name=$1 log=$KUBE_DIR/$1.log
   argv_of "$name"
-  if daemon_current "$name" && [[ " $CHANGED " != *" $name "* ]] && wait_healthy "$name" 30; then
+  if daemon_current "$name" && supervised "$name" && [[ " $CHANGED " != *" $name "* ]] && wait_healthy "$name" 30; then
     return 0
   fi
   if daemon_up "$name"; then
-    if daemon_current "$name" && [[ " $CHANGED " != *" $name "* ]]; then
+    if daemon_current "$name" && [[ " $CHANGED " != *" $name "* ]] && ! supervised "$name"; then
+      # Once per daemon, on the first start since the supervisors came in (or after one was killed).
+      note "starting $name again under its supervisor: it runs without one"
+    elif daemon_current "$name" && [[ " $CHANGED " != *" $name "* ]]; then
       note "recovered stale $name state (it runs but is not healthy); starting it again"
     else
       note "restarting $name: its configuration changed"
@@ -233,7 +264,7 @@ ensure_daemon() { # name
   stop_daemon "$name"
   rotate_log "$log"
   [ "$name" = kubelet ] && KUBELET_STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  spawn "$KUBE_DIR/$name.pid" "$log" "${ARGV[@]}"
+  start_daemon "$name" "$log"
   STARTED+=" $name"
   wait_healthy "$name" "$READY_TIMEOUT" || {
     daemon_up "$name" || fail_with_log "$log" "$name exited during start"
@@ -730,13 +761,14 @@ cmd_restart() { # name
   mkdir -p "$KUBE_DIR" "$RUN_DIR"
   take_lock "$RUN_DIR/cluster.lock"
   check_owner
-  daemon_up "$name" || die "$name is not running: start the environment first (make environment)"
+  # Between two starts by its supervisor the daemon is down, but the supervisor is not.
+  daemon_up "$name" || supervisor_up "$name" || die "$name is not running: start the environment first (make environment)"
   log=$KUBE_DIR/$name.log
   argv_of "$name"
   stop_daemon "$name"
   rotate_log "$log"
   started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  spawn "$KUBE_DIR/$name.pid" "$log" "${ARGV[@]}"
+  start_daemon "$name" "$log"
   if ! wait_healthy "$name" "$READY_TIMEOUT"; then
     if daemon_up "$name"; then explain_log "$log" "$name not healthy after $READY_TIMEOUT s"
     else explain_log "$log" "$name exited during start"; fi
@@ -757,6 +789,9 @@ cmd_status() {
   for d in "${DAEMONS[@]}"; do
     if daemon_up "$d"; then
       if healthy "$d"; then state="running (pid $(pid_of "$d"))"; else state="unhealthy (pid $(pid_of "$d")); see $KUBE_DIR/$d.log"; rc=3; fi
+      supervised "$d" || state+="; no supervisor restarts it (the next make environment starts it under one)"
+    elif supervisor_up "$d"; then
+      state="exited; its supervisor (pid $(supervisor_pid "$d")) starts it again, see $KUBE_DIR/$d.log"; rc=3
     else
       state=stopped; rc=3
     fi

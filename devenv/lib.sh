@@ -120,9 +120,13 @@ pid_is() { # pid marker
 
 # TERM, then KILL whatever is left after a few seconds. Zombies count as gone.
 kill_pids() { # pid...
+  kill_pids_after 50 "$@"
+}
+kill_pids_after() { # tenths-of-a-second-before-KILL pid...
+  local tenths=$1; shift
   [ $# -gt 0 ] || return 0
   kill -TERM "$@" 2>/dev/null || true
-  wait_gone 50 "$@" && return 0
+  wait_gone "$tenths" "$@" && return 0
   kill -KILL "$@" 2>/dev/null || true
   wait_gone 20 "$@" || true
 }
@@ -144,11 +148,12 @@ wait_gone() { # tenths-of-a-second pid...
 
 # Start CMD detached from our session (survives the shell and make), with its
 # own PID in PIDFILE even if setsid has to fork. fd 9 is our lock: not passed on.
+# The log is appended to: a supervised daemon writes to it through fds of its own.
 spawn() { # pidfile log cmd...
   local pidfile=$1 log=$2; shift 2
   # shellcheck disable=SC2016  # $$ and $@ are for the inner sh
   setsid nohup sh -c 'echo $$ >"$1"; shift; exec "$@"' sh "$pidfile" "$@" \
-    </dev/null >"$log" 2>&1 9>&- &
+    </dev/null >>"$log" 2>&1 9>&- &
 }
 
 # Keep the previous log of a (possibly crashed) run for a post-mortem.
