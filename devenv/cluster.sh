@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real single-node Kubernetes: etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, containerd with runc, kubelet, kube-proxy, a CNI bridge, and
-# CoreDNS as a Deployment behind the kube-dns Service.
+# CoreDNS as a Deployment behind the kube-dns Service. Each daemon runs under
+# devenv/supervise.py, which starts it again when it exits (as systemd would).
 # Usage: cluster.sh start|stop|status|restart DAEMON
 # Binaries come from $TOOLCHAIN_BIN (its images/ holds the pause, CoreDNS and
 # MetalLB images, imported at start; devenv/dataplane runs MetalLB); state, logs
