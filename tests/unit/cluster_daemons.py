@@ -49,3 +49,12 @@ def kill_ours(kube_dir: Path) -> None:
     for pid in ours(kube_dir):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+# ensure_daemon with the stand-in: always healthy, its command line the stand-in's; what it started in STARTED.
+ENSURE = f"""healthy() {{ true; }}
+argv_of() {{ ARGV=({PYTHON} -c 'import time; time.sleep(60)' "$(marker_of {NAME})"); }}
+CHANGED="" STARTED="" READY_TIMEOUT=10
+ensure_daemon {NAME}
+echo "started:$STARTED"
+"""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.cluster_daemons import DEVENV, NAME, bash, kill_ours, ours
+from tests.unit.cluster_daemons import DEVENV, ENSURE, NAME, bash, kill_ours, ours
 from tests.unit.supervising import alive, pid_in, wait_for
 
 SHELLCHECK = shutil.which("shellcheck")
@@ -84,3 +84,24 @@ def test_cluster_sh_passes_shellcheck() -> None:
     checked = subprocess.run([str(SHELLCHECK), "-x", "devenv/cluster.sh", "devenv/lib.sh"], cwd=DEVENV.parent,
                              capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stdout
+
+
+def test_ensure_daemon_leaves_a_supervised_healthy_daemon_alone(kube_dir: Path) -> None:
+    daemon = _start(kube_dir)
+    assert wait_for(lambda: bash(kube_dir, f"daemon_current {NAME}").returncode == 0, 5)
+    ensured = bash(kube_dir, ENSURE)
+    assert (ensured.returncode, ensured.stdout) == (0, "started:\n"), ensured.stderr
+    assert pid_in(kube_dir / f"{NAME}.pid") == daemon and alive(daemon)
+
+
+def test_ensure_daemon_starts_a_daemon_running_without_a_supervisor_again_under_one(kube_dir: Path) -> None:
+    # the one restart of each daemon when an environment of before the supervisors is started again
+    assert bash(kube_dir, f'spawn "$KUBE_DIR/{NAME}.pid" "$KUBE_DIR/{NAME}.log" "${{ARGV[@]}}"').returncode == 0
+    assert wait_for(lambda: bash(kube_dir, f"daemon_current {NAME}").returncode == 0, 5)
+    unsupervised = pid_in(kube_dir / f"{NAME}.pid")
+    ensured = bash(kube_dir, ENSURE)
+    assert ensured.returncode == 0, ensured.stderr
+    assert ensured.stdout == f"bash: starting {NAME} again under its supervisor: it runs without one\nstarted: {NAME}\n"
+    assert unsupervised is not None and not alive(unsupervised)
+    # the stand-in is "healthy" at once, so ensure_daemon returns before the supervisor has started it
+    assert wait_for(lambda: bash(kube_dir, f"daemon_current {NAME} && supervised {NAME}").returncode == 0, 5)
