@@ -77,21 +77,22 @@ class Supervisor:
                  clock: Callable[[], float] = time.monotonic, wait: WaitSignal = wait_signal) -> None:
         self.name, self.argv, self.pidfile, self.log = name, list(argv), pidfile, log
         self.backoff, self.stop_timeout, self.clock, self.wait = backoff, stop_timeout, clock, wait
-        self.delays: list[float] = []  # every backoff taken, for the tests and the log
+        self.delays: list[float] = []  # every backoff taken, for the tests
 
     def say(self, message: str) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self.log.write(f"{stamp} supervise {self.name}: {message}\n".encode())
         self.log.flush()
 
-    def start(self) -> subprocess.Popen[bytes]:
-        child = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-                                 preexec_fn=_unblock)
+    def spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                                preexec_fn=_unblock)
+
+    def record(self, child: subprocess.Popen[bytes]) -> None:
         tmp = self.pidfile.with_name(self.pidfile.name + ".tmp")
         tmp.write_text(f"{child.pid}\n")
         tmp.replace(self.pidfile)
         self.say(f"started pid {child.pid}")
-        return child
 
     def stop(self, child: subprocess.Popen[bytes], sig: signal.Signals) -> None:
         """Pass SIG on, give the child stop_timeout seconds, then SIGKILL it."""
@@ -112,22 +113,31 @@ class Supervisor:
         delay: float | None = None
         while True:
             started = self.clock()
-            child = self.start()
-            # Wait first, then look: a child that is gone already left its SIGCHLD pending.
-            while True:
-                sig = self.wait(None)
-                if sig in STOP_SIGNALS:
-                    assert sig is not None
-                    self.stop(child, sig)
-                    self._forget(child.pid)
-                    return 0
-                if child.poll() is not None:
-                    break
-            uptime = self.clock() - started
-            delay = self.backoff.next_delay(delay, uptime)
-            self.delays.append(delay)
-            self.say(f"pid {child.pid} {describe(child.returncode)} after {uptime:.1f} s; "
-                     f"restarting in {delay:g} s")
+            try:
+                child = self.spawn()
+            except OSError as err:
+                # Like systemd's exec failure: an exit as any other, retried with the same backoff.
+                delay = self.backoff.next_delay(delay, 0.0)
+                self.delays.append(delay)
+                self.say(f"could not start {self.argv[0]}: {err.strerror}; restarting in {delay:g} s")
+                pid = None
+            else:
+                self.record(child)
+                pid = child.pid
+                # Wait first, then look: a child that is gone already left its SIGCHLD pending.
+                while True:
+                    sig = self.wait(None)
+                    if sig in STOP_SIGNALS:
+                        assert sig is not None
+                        self.stop(child, sig)
+                        self._forget(pid)
+                        return 0
+                    if child.poll() is not None:
+                        break
+                uptime = self.clock() - started
+                delay = self.backoff.next_delay(delay, uptime)
+                self.delays.append(delay)
+                self.say(f"pid {pid} {describe(child.returncode)} after {uptime:.1f} s; restarting in {delay:g} s")
             # A stop signal during the backoff ends it: nothing runs, nothing to pass on.
             deadline = self.clock() + delay
             while (left := deadline - self.clock()) > 0:
@@ -135,11 +145,13 @@ class Supervisor:
                 if sig in STOP_SIGNALS:
                     assert sig is not None
                     self.say(f"got {sig.name} while waiting to restart; stopped")
-                    self._forget(child.pid)
+                    self._forget(pid)
                     return 0
 
-    def _forget(self, pid: int) -> None:
+    def _forget(self, pid: int | None) -> None:
         # Only our own child's pid: a newer supervisor may have written the file since.
+        if pid is None:
+            return
         try:
             if self.pidfile.read_text().strip() == str(pid):
                 self.pidfile.unlink()

@@ -71,6 +71,17 @@ def test_a_daemon_up_for_a_minute_is_restarted_after_one_second(tmp_path: Path) 
     assert supervisor.delays == [1, 1, 1, 1]
 
 
+def test_a_command_that_cannot_start_is_tried_again_with_the_same_backoff(tmp_path: Path) -> None:
+    fake = FakeTime(stop_after=2)
+    supervisor, log = _supervisor(tmp_path, fake, str(tmp_path / "missing"))
+    assert supervisor.run() == 0
+    assert supervisor.delays == [1, 2, 4]
+    lines = log.read_text().splitlines()
+    assert lines[0].endswith(f"supervise d: could not start {tmp_path / 'missing'}: No such file or directory; "
+                             "restarting in 1 s")
+    assert lines[-1].endswith("got SIGTERM while waiting to restart; stopped")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stop_signal_goes_to_the_daemon_which_is_not_restarted(tmp_path: Path, sig: signal.Signals) -> None:
     fake = FakeTime(stop_at_start=True, stop_with=sig)
