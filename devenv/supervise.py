@@ -58,8 +58,12 @@ def wait_signal(timeout: float | None) -> signal.Signals | None:
 
 
 def _unblock() -> None:
-    # Runs in the child before exec: a blocked mask would be inherited and the daemon deaf to SIGTERM.
+    # Runs in the child before exec: a blocked mask would be inherited and the daemon deaf to SIGTERM,
+    # and so would an ignored SIGINT or SIGTERM (a shell's background job ignores SIGINT). systemd too
+    # starts a service with the default dispositions.
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def describe(returncode: int) -> str:

@@ -79,12 +79,16 @@ def wait_for(what: Callable[[], bool], seconds: float = 10.0) -> bool:
 
 
 @contextmanager
-def supervising(tmp_path: Path, *command: str, stop_timeout: float = 10.0) -> Iterator[subprocess.Popen[bytes]]:
+def supervising(tmp_path: Path, *command: str, stop_timeout: float = 10.0,
+                ignoring_sigint: bool = False) -> Iterator[subprocess.Popen[bytes]]:
     """supervise.py running COMMAND (pid file tmp_path/d.pid, log tmp_path/d.log), killed at the end
-    with whatever it still runs."""
+    with whatever it still runs. `ignoring_sigint`: started as a shell's background job is."""
+    def ignore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     proc = subprocess.Popen([sys.executable, str(SUPERVISE), "--name=d", f"--pidfile={tmp_path / 'd.pid'}",
                              f"--log={tmp_path / 'd.log'}", f"--stop-timeout={stop_timeout:g}", "--", *command],
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=ignore_sigint if ignoring_sigint else None)
     try:
         yield proc
     finally:

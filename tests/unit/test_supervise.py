@@ -149,9 +149,15 @@ def test_sigterm_during_the_backoff_ends_it_at_once(tmp_path: Path) -> None:
     assert log.splitlines()[-1].endswith("got SIGTERM while waiting to restart; stopped")
 
 
-def test_the_daemon_does_not_inherit_the_supervisors_blocked_signals(tmp_path: Path) -> None:
-    with supervising(tmp_path, "sleep", "60") as _:
+def test_the_daemon_does_not_inherit_blocked_or_ignored_stop_signals(tmp_path: Path) -> None:
+    with supervising(tmp_path, "sleep", "60", ignoring_sigint=True) as sup:
         assert wait_for(lambda: pid_in(tmp_path / "d.pid") is not None)
         status = Path(f"/proc/{pid_in(tmp_path / 'd.pid')}/status").read_text()
-    blocked = next(line for line in status.splitlines() if line.startswith("SigBlk:"))
-    assert int(blocked.split()[1], 16) == 0
+        masks = {line.split(":")[0]: int(line.split()[1], 16) for line in status.splitlines()
+                 if line.startswith(("SigBlk:", "SigIgn:"))}
+        assert masks["SigBlk"] == 0
+        assert masks["SigIgn"] & (1 << (signal.SIGINT - 1) | 1 << (signal.SIGTERM - 1)) == 0
+        # and SIGINT still stops the supervisor that ignored it: it is blocked and waited for
+        sup.send_signal(signal.SIGINT)
+        assert sup.wait(5) == 0
+    assert "was killed by SIGINT; stopped" in log_of(tmp_path)
