@@ -107,6 +107,9 @@ def antelope(dev_stack: str) -> Iterator[Borrowed]:
     it removed and the node given back."""
     images("import", RELEASE)
     nodes_with_the_release_images()
+    # what an earlier run's failed destroy left in the fixed namespace belongs to no stack any more: the
+    # new stack's first up would meet it ("Server-Side Apply field conflict"), so it goes first
+    run("kubectl", "delete", "namespace", NS, "--ignore-not-found", "--wait=true", "--timeout=300s")
     pulumi("stack", "select", "--create", STACK)
     borrowed = Borrowed(dev_stack)
     try:
