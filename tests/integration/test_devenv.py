@@ -16,6 +16,7 @@ from pathlib import Path
 from tests.integration.boundary import dev_pools, in_pool, resolve_on_node
 from tests.integration.local_env import ENV, ROOT, kubectl_json, node, pulumi, run
 from tests.integration.nova_compute import container, eventually
+from tests.unit.supervising import alive, pid_in
 
 DEVENV = ROOT / "devenv"
 NODE_NAME = "openstack-nova-node"
@@ -130,33 +131,21 @@ def test_a_load_balancer_service_gets_a_pool_address_and_the_data_planes_dns_fol
     assert gone == [], gone
 
 
-def _alive(pid: int) -> bool:
-    return Path(f"/proc/{pid}").exists()
-
-
-def _pid(file: Path) -> int:
-    """The pid in `file`; 0 while its supervisor writes it again."""
-    try:
-        return int(file.read_text().strip() or 0)
-    except (FileNotFoundError, ValueError):
-        return 0
-
-
 def test_a_killed_kubelet_is_started_again_by_its_supervisor() -> None:
     """devenv/supervise.py: the daemon's supervisor starts it again, as systemd would, with no start.sh."""
     kube = Path(ENV["OPENSTACK_NOVA_ENV"], "kube")
     killed = int((kube / "kubelet.pid").read_text())
     os.kill(killed, signal.SIGKILL)
-    again = eventually(lambda: _pid(kube / "kubelet.pid"), lambda p: p not in (0, killed) and _alive(p),
+    again = eventually(lambda: pid_in(kube / "kubelet.pid"), lambda p: p not in (None, killed) and alive(p or 0),
                        seconds=30, interval=1)
-    assert again not in (0, killed) and _alive(again), again
+    assert again not in (None, killed) and alive(again or 0), again
     assert f"supervise kubelet: pid {killed} was killed by SIGKILL" in (kube / "kubelet.log").read_text()
     assert eventually(lambda: _conditions(kubectl_json("get", "node", NODE_NAME))["Ready"], lambda r: r == "True",
                       seconds=120, interval=2) == "True"
     proc = _run([str(DEVENV / "start.sh")], {**os.environ, **ENV})
     assert proc.returncode == 0, proc.stderr
     assert "kubelet" not in proc.stdout, proc.stdout
-    assert _pid(kube / "kubelet.pid") == again
+    assert pid_in(kube / "kubelet.pid") == again
 
 
 def test_a_kubelet_killed_with_its_supervisor_is_recovered_by_the_next_start() -> None:
@@ -168,7 +157,7 @@ def test_a_kubelet_killed_with_its_supervisor_is_recovered_by_the_next_start() -
     assert proc.returncode == 0, proc.stderr
     assert "recovered stale kubelet state" in proc.stdout
     assert _conditions(kubectl_json("get", "node", NODE_NAME))["Ready"] == "True"
-    assert _alive(_pid(kube / "kubelet.supervisor.pid"))
+    assert alive(pid_in(kube / "kubelet.supervisor.pid") or 0)
 
 
 def test_a_second_start_changes_nothing() -> None:
